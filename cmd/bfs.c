@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bfs: one binary, many commands.  This file holds the command table and the
+ * dispatch: `bfs CMD ...`, unique prefixes of CMD, `bfs help CMD`,
+ * `bfs CMD --help`, `bfs --version`, and the installed aliases mkfs.bfs and
+ * fsck.bfs, which pick the command from argv[0] as mkfs(8)/fsck(8) expect.
+ */
+#include "cmd.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct bfs_cmd *const bfs_cmds[] = {
+	&bfs_cmd_format,
+	&bfs_cmd_show_super,
+	&bfs_cmd_fsck,
+	&bfs_cmd_completion,
+	NULL,
+};
+
+static const struct {
+	const char *argv0;
+	const struct bfs_cmd *cmd;
+} aliases[] = {
+	{ "mkfs.bfs", &bfs_cmd_format },
+	{ "fsck.bfs", &bfs_cmd_fsck },
+};
+
+static void main_usage(FILE *f)
+{
+	const struct bfs_cmd *const *c;
+
+	fprintf(f, "usage: bfs [--version] [--help] COMMAND [ARGS]\n\n"
+		"bfs is a copy-on-write btree filesystem; its commands are:\n\n");
+	for (c = bfs_cmds; *c; c++)
+		fprintf(f, "  %-12s %s\n", (*c)->name, (*c)->summary);
+	fprintf(f, "\nSee 'bfs help COMMAND' or 'bfs COMMAND --help' for one command.\n");
+}
+
+static void cmd_help(const struct bfs_cmd *cmd)
+{
+	printf("usage: bfs %s %s\n\n%s.\n", cmd->name, cmd->synopsis, cmd->summary);
+	if (cmd->help && *cmd->help)
+		printf("\n%s", cmd->help);
+	printf("\n  -h, --help        show this help and exit\n");
+}
+
+static const struct bfs_cmd *find_cmd(const char *name)
+{
+	const struct bfs_cmd *const *c, *match = NULL;
+	size_t len = strlen(name);
+
+	for (c = bfs_cmds; *c; c++) {
+		if (!strcmp((*c)->name, name))
+			return *c;
+		if (len && !strncmp((*c)->name, name, len)) {
+			if (match)
+				return NULL;	/* ambiguous prefix */
+			match = *c;
+		}
+	}
+	return match;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	}
+	return false;
+}
+
+/* like git: a command whose output could not be written has failed */
+static int finish_stdout(int ret)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "bfs: write error on standard output: %s\n", strerror(errno));
+		return ret ? ret : BFS_EXIT_ERROR;
+	}
+	return ret;
+}
+
+static int run_cmd(const struct bfs_cmd *cmd, int argc, char **argv)
+{
+	if (wants_help(argc, argv)) {
+		cmd_help(cmd);
+		return finish_stdout(BFS_EXIT_OK);
+	}
+	optind = 1;
+	return finish_stdout(cmd->fn(cmd, argc, argv));
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = basename(argv[0]);
+	const struct bfs_cmd *cmd;
+	size_t i;
+
+	bfs_cmd_log_to_stderr();
+	for (i = 0; i < ARRAY_SIZE(aliases); i++)
+		if (!strcmp(base, aliases[i].argv0))
+			return run_cmd(aliases[i].cmd, argc, argv);
+
+	if (argc < 2) {
+		main_usage(stderr);
+		return BFS_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		main_usage(stdout);
+		return finish_stdout(BFS_EXIT_OK);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("bfs %s\n", BFS_VERSION);
+		return finish_stdout(BFS_EXIT_OK);
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc < 3) {
+			main_usage(stdout);
+			return finish_stdout(BFS_EXIT_OK);
+		}
+		cmd = find_cmd(argv[2]);
+		if (!cmd) {
+			fprintf(stderr, "bfs: unknown command '%s'\n", argv[2]);
+			main_usage(stderr);
+			return BFS_EXIT_USAGE;
+		}
+		cmd_help(cmd);
+		return finish_stdout(BFS_EXIT_OK);
+	}
+	cmd = find_cmd(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "bfs: unknown or ambiguous command '%s'\n", argv[1]);
+		main_usage(stderr);
+		return BFS_EXIT_USAGE;
+	}
+	return run_cmd(cmd, argc - 1, argv + 1);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command table entry every subcommand provides, and helpers shared by
+ * the subcommands.  cmd/bfs.c is the only place that lists the commands; the
+ * usage text, --help output, man-page synopsis check and bash completion all
+ * come from these entries so they cannot drift apart.
+ */
+#ifndef BFS_CMD_H
+#define BFS_CMD_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <bfs/types.h>
+
+/* exit codes of every command but fsck (which uses fsck(8)'s) */
+#define BFS_EXIT_OK	0
+#define BFS_EXIT_ERROR	1
+#define BFS_EXIT_USAGE	2
+
+/* what completes a positional argument */
+enum bfs_arg_kind { BFS_ARG_NONE, BFS_ARG_DEVICE, BFS_ARG_DIR, BFS_ARG_COMMAND };
+
+struct bfs_cmd {
+	const char *name;
+	int (*fn)(const struct bfs_cmd *cmd, int argc, char **argv);
+	const char *summary;		/* one line, lowercase, no full stop */
+	const char *synopsis;		/* after "bfs NAME ": "[options] DEVICE" */
+	const char *help;		/* option descriptions for --help */
+	const char *shortopts;		/* getopt string */
+	const struct option *longopts;	/* getopt_long table, {0} terminated */
+	enum bfs_arg_kind args;
+};
+
+extern const struct bfs_cmd bfs_cmd_format;
+extern const struct bfs_cmd bfs_cmd_show_super;
+extern const struct bfs_cmd bfs_cmd_fsck;
+extern const struct bfs_cmd bfs_cmd_completion;
+
+/* the table, NULL terminated (cmd/bfs.c) */
+extern const struct bfs_cmd *const bfs_cmds[];
+
+void bfs_cmd_usage(const struct bfs_cmd *cmd, FILE *f);
+/* print "bfs NAME: <msg>" and the usage line to stderr; returns BFS_EXIT_USAGE */
+int bfs_cmd_usage_error(const struct bfs_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* print "bfs NAME: <msg>" to stderr; returns BFS_EXIT_ERROR */
+int bfs_cmd_error(const struct bfs_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* "64K", "1.5G", "4096", "2MiB" -> bytes; -EINVAL on junk or overflow */
+int bfs_parse_size(const char *s, u64 *out);
+/* "1.0 GiB", "512 B" */
+const char *bfs_human_size(u64 bytes, char buf[32]);
+/* "2026-11-30 05:12:03 UTC" from ns since the epoch */
+const char *bfs_format_time(u64 ns, char buf[64]);
+void bfs_format_uuid(const u8 uuid[16], char out[37]);
+/* route libcore messages to stderr as "bfs: ..." */
+void bfs_cmd_log_to_stderr(void);
+/* is stdout/stderr a terminal and progress not disabled ($BFS_NO_PROGRESS)? */
+bool bfs_progress_enabled(void);
+
+#endif /* BFS_CMD_H */

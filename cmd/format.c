@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bfs format: make a new filesystem.
+ *
+ * Safety first, as mkfs.xfs does it: an existing filesystem or partition
+ * table is refused unless --force, whether or not stdin is a terminal, and a
+ * mounted or in-use device is refused even with --force.
+ */
+#include "cmd.h"
+
+#include <bfs/checksum.h>
+#include <bfs/probe.h>
+#include <bfs/super.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid.h>
+
+enum {
+	OPT_BLOCK_SIZE = 256, OPT_BUCKET_SIZE, OPT_NODE_SIZE, OPT_COMPRESSION,
+	OPT_CHECKSUM, OPT_DISCARD, OPT_JOURNAL_BUCKETS, OPT_SIZE,
+};
+
+static const struct option format_longopts[] = {
+	{ "block-size",		required_argument, NULL, OPT_BLOCK_SIZE },
+	{ "bucket-size",	required_argument, NULL, OPT_BUCKET_SIZE },
+	{ "btree-node-size",	required_argument, NULL, OPT_NODE_SIZE },
+	{ "journal-buckets",	required_argument, NULL, OPT_JOURNAL_BUCKETS },
+	{ "label",		required_argument, NULL, 'L' },
+	{ "uuid",		required_argument, NULL, 'U' },
+	{ "compression",	required_argument, NULL, OPT_COMPRESSION },
+	{ "checksum",		required_argument, NULL, OPT_CHECKSUM },
+	{ "discard",		no_argument,	   NULL, OPT_DISCARD },
+	{ "size",		required_argument, NULL, OPT_SIZE },
+	{ "force",		no_argument,	   NULL, 'f' },
+	{ "dry-run",		no_argument,	   NULL, 'N' },
+	{ "quiet",		no_argument,	   NULL, 'q' },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct format_args {
+	struct bfs_format_opts opts;
+	const char *path;
+	u64 size;
+	bool force, dry_run, quiet, discard;
+};
+
+static int parse_size_opt(const struct bfs_cmd *cmd, const char *name, const char *arg,
+			  u64 max, u64 *out)
+{
+	if (bfs_parse_size(arg, out) || !*out || *out > max)
+		return bfs_cmd_usage_error(cmd, "invalid %s '%s'", name, arg);
+	return 0;
+}
+
+static int parse_compression(const struct bfs_cmd *cmd, const char *arg,
+			     struct bfs_format_opts *o)
+{
+	const char *colon = strchr(arg, ':');
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	char *end;
+	long level;
+
+	if (len == 4 && !strncmp(arg, "none", 4) && !colon) {
+		o->compression_type = BFS_COMPRESSION_NONE;
+		return 0;
+	}
+	if (len != 4 || strncmp(arg, "zstd", 4))
+		return bfs_cmd_usage_error(cmd, "unknown compression '%s' (none, zstd[:LEVEL])", arg);
+	o->compression_type = BFS_COMPRESSION_ZSTD;
+	if (!colon)
+		return 0;
+	errno = 0;
+	level = strtol(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || level < BFS_ZSTD_LEVEL_MIN ||
+	    level > BFS_ZSTD_LEVEL_MAX)
+		return bfs_cmd_usage_error(cmd, "invalid zstd level '%s' (%d to %d)", colon + 1,
+					   BFS_ZSTD_LEVEL_MIN, BFS_ZSTD_LEVEL_MAX);
+	o->compression_level = (u8)level;
+	return 0;
+}
+
+static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct format_args *a)
+{
+	u64 v;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+		ret = 0;
+		switch (c) {
+		case OPT_BLOCK_SIZE:
+			ret = parse_size_opt(cmd, "block size", optarg, UINT32_MAX, &v);
+			a->opts.block_size = (u32)v;
+			break;
+		case OPT_BUCKET_SIZE:
+			ret = parse_size_opt(cmd, "bucket size", optarg, UINT32_MAX, &v);
+			a->opts.bucket_size = (u32)v;
+			break;
+		case OPT_NODE_SIZE:
+			ret = parse_size_opt(cmd, "btree node size", optarg, UINT32_MAX, &v);
+			a->opts.btree_node_size = (u32)v;
+			break;
+		case OPT_JOURNAL_BUCKETS:
+			ret = parse_size_opt(cmd, "journal bucket count", optarg, UINT32_MAX, &v);
+			a->opts.journal_nbuckets = (u32)v;
+			break;
+		case OPT_SIZE:
+			ret = parse_size_opt(cmd, "size", optarg, UINT64_MAX, &a->size);
+			break;
+		case 'L':
+			if (strlen(optarg) > BFS_LABEL_SIZE)
+				return bfs_cmd_usage_error(cmd, "label '%s' is longer than %u bytes",
+							   optarg, BFS_LABEL_SIZE);
+			a->opts.label = optarg;
+			break;
+		case 'U':
+			if (uuid_parse(optarg, a->opts.uuid))
+				return bfs_cmd_usage_error(cmd, "invalid uuid '%s'", optarg);
+			a->opts.have_uuid = true;
+			break;
+		case OPT_COMPRESSION:
+			ret = parse_compression(cmd, optarg, &a->opts);
+			break;
+		case OPT_CHECKSUM:
+			if (!strcmp(optarg, "none"))
+				a->opts.csum_type = BFS_CSUM_NONE;
+			else if (!strcmp(optarg, "xxhash") || !strcmp(optarg, "xxh3"))
+				a->opts.csum_type = BFS_CSUM_XXH3;
+			else
+				return bfs_cmd_usage_error(cmd, "unknown checksum '%s' (none, xxhash)",
+							   optarg);
+			a->opts.csum_set = true;
+			break;
+		case OPT_DISCARD:
+			a->discard = true;
+			break;
+		case 'f':
+			a->force = true;
+			break;
+		case 'N':
+			a->dry_run = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		default:
+			return bfs_cmd_usage_error(cmd, "bad option");
+		}
+		if (ret)
+			return ret;
+	}
+	if (optind + 1 != argc)
+		return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" :
+					   "too many arguments");
+	a->path = argv[optind];
+	return 0;
+}
+
+static void print_summary(const struct bfs_sb *sb, const char *path, bool dry_run)
+{
+	char uuid[37], label[BFS_LABEL_SIZE + 1], h[32];
+	u64 bucket = le32_to_cpu(sb->bucket_size);
+	u64 nb = le64_to_cpu(sb->nbuckets), first = le64_to_cpu(sb->first_bucket);
+	u64 jnr = le32_to_cpu(sb->journal_nbuckets);
+
+	bfs_format_uuid(sb->uuid, uuid);
+	bfs_sb_label(sb, label);
+	printf("%s bfs filesystem on %s (%s)\n", dry_run ? "Would create" : "Creating", path,
+	       bfs_human_size(le64_to_cpu(sb->dev_size), h));
+	printf("  uuid:            %s\n", uuid);
+	printf("  label:           %s\n", *label ? label : "(none)");
+	printf("  block size:      %s\n", bfs_human_size(le32_to_cpu(sb->block_size), h));
+	printf("  btree node size: %s\n", bfs_human_size(le32_to_cpu(sb->btree_node_size), h));
+	printf("  bucket size:     %s\n", bfs_human_size(bucket, h));
+	printf("  buckets:         %llu (%llu to %llu)\n", (unsigned long long)(nb - first),
+	       (unsigned long long)first, (unsigned long long)(nb - 1));
+	printf("  journal:         %llu buckets, %s\n", (unsigned long long)jnr,
+	       bfs_human_size(jnr * bucket, h));
+	printf("  checksum:        %s\n", bfs_csum_name(sb->csum_type));
+	if (sb->compression_type)
+		printf("  compression:     %s:%u\n", bfs_compression_name(sb->compression_type),
+		       sb->compression_level);
+	else
+		printf("  compression:     none\n");
+}
+
+/* refuse what must never be overwritten, and what needs --force */
+static int check_target(const struct bfs_cmd *cmd, const struct format_args *a)
+{
+	char what[256];
+	struct bfs_dev *dev;
+	struct bfs_sb_handle h;
+	int ret;
+
+	ret = bfs_check_mounted(a->path, what, sizeof(what));
+	if (ret < 0)
+		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", a->path,
+				     strerror(-ret));
+	if (ret)
+		return bfs_cmd_error(cmd, "'%s' is %s; refusing to format it", a->path, what);
+	if (a->force)
+		return 0;
+
+	ret = bfs_probe_signature(a->path, what, sizeof(what));
+	if (ret < 0)
+		return bfs_cmd_error(cmd, "cannot probe '%s': %s", a->path, strerror(-ret));
+	if (ret)
+		return bfs_cmd_error(cmd, "'%s' contains %s; use --force to overwrite it",
+				     a->path, what);
+
+	if (bfs_dev_open(a->path, BFS_DEV_RDONLY | BFS_DEV_NOLOCK, &dev))
+		return 0;
+	ret = bfs_sb_read(dev, &h, NULL);
+	bfs_dev_close(dev);
+	if (ret == -ENODATA)
+		return 0;
+	if (!ret) {
+		char uuid[37];
+
+		bfs_format_uuid(h.sb->uuid, uuid);
+		bfs_sb_handle_release(&h);
+		return bfs_cmd_error(cmd, "'%s' contains a bfs filesystem (uuid %s); "
+				     "use --force to overwrite it", a->path, uuid);
+	}
+	return bfs_cmd_error(cmd, "'%s' contains a damaged bfs filesystem; "
+			     "use --force to overwrite it", a->path);
+}
+
+static int prepare_image(const struct bfs_cmd *cmd, const struct format_args *a)
+{
+	int ret;
+
+	if (!a->size || a->dry_run)
+		return 0;
+	ret = bfs_image_create(a->path, a->size);
+	if (ret == -EEXIST)
+		return bfs_cmd_error(cmd, "'%s' is larger than --size; not shrinking it", a->path);
+	if (ret == -ENOTSUP)
+		return bfs_cmd_error(cmd, "--size only applies to image files, and '%s' is not one",
+				     a->path);
+	if (ret)
+		return bfs_cmd_error(cmd, "cannot create '%s': %s", a->path, strerror(-ret));
+	return 0;
+}
+
+static int open_target(const struct bfs_cmd *cmd, const struct format_args *a,
+		       struct bfs_dev **dev)
+{
+	int ret = bfs_dev_open(a->path, a->dry_run ? BFS_DEV_RDONLY : BFS_DEV_EXCL, dev);
+
+	if (ret == -ENOENT && a->dry_run && a->size)
+		return bfs_dev_open_mem(a->size, dev);
+	if (ret == -EBUSY)
+		return bfs_cmd_error(cmd, "'%s' is in use (mounted or opened by another program)",
+				     a->path);
+	if (ret == -ENOENT)
+		return bfs_cmd_error(cmd, "'%s' does not exist (use --size to create an image file)",
+				     a->path);
+	if (ret)
+		return bfs_cmd_error(cmd, "cannot open '%s': %s", a->path, strerror(-ret));
+	return 0;
+}
+
+static int write_fs(const struct bfs_cmd *cmd, const struct format_args *a,
+		    struct bfs_dev *dev, struct bfs_sb *sb)
+{
+	int ret;
+
+	if (a->discard) {
+		ret = bfs_dev_discard(dev, 0, bfs_dev_size(dev));
+		if (ret && ret != -EOPNOTSUPP)
+			return bfs_cmd_error(cmd, "discard failed: %s", strerror(-ret));
+	}
+	if (a->force) {
+		ret = bfs_wipe_signatures(a->path);
+		if (ret)
+			return bfs_cmd_error(cmd, "cannot wipe old signatures: %s", strerror(-ret));
+	}
+	ret = bfs_mkfs_write(dev, sb);
+	if (ret)
+		return bfs_cmd_error(cmd, "writing the filesystem failed: %s", strerror(-ret));
+	return 0;
+}
+
+static int cmd_format(const struct bfs_cmd *cmd, int argc, char **argv)
+{
+	struct format_args a = { 0 };
+	struct bfs_dev *dev = NULL;
+	struct bfs_sb *sb = NULL;
+	char err[BFS_ERR_LEN];
+	int ret;
+
+	ret = parse_args(cmd, argc, argv, &a);
+	if (ret)
+		return ret;
+	ret = prepare_image(cmd, &a);
+	if (!ret && !a.dry_run)
+		ret = check_target(cmd, &a);
+	if (!ret)
+		ret = open_target(cmd, &a, &dev);
+	if (ret)
+		return ret;
+
+	sb = calloc(1, BFS_SB_MAX_BYTES);
+	if (!sb) {
+		ret = bfs_cmd_error(cmd, "out of memory");
+		goto out;
+	}
+	if (bfs_sb_layout(&a.opts, bfs_dev_size(dev), bfs_dev_sector_size(dev), sb, err)) {
+		ret = bfs_cmd_error(cmd, "%s", err);
+		goto out;
+	}
+	if (!a.quiet)
+		print_summary(sb, a.path, a.dry_run);
+	if (a.dry_run) {
+		if (!a.quiet)
+			printf("Dry run: nothing was written.\n");
+		goto out;
+	}
+	ret = write_fs(cmd, &a, dev, sb);
+	if (!ret && !a.quiet)
+		printf("Done.\n");
+out:
+	free(sb);
+	bfs_dev_close(dev);
+	return ret;
+}
+
+const struct bfs_cmd bfs_cmd_format = {
+	.name = "format",
+	.fn = cmd_format,
+	.summary = "make a bfs filesystem on a device or image file",
+	.synopsis = "[options] DEVICE",
+	.help =
+	"Options:\n"
+	"      --block-size=SIZE       filesystem block size (default 4K)\n"
+	"      --bucket-size=SIZE      allocation bucket size (default scales with device)\n"
+	"      --btree-node-size=SIZE  btree node size (default 256K, at most the bucket size)\n"
+	"      --journal-buckets=N     journal length in buckets (default scales with device)\n"
+	"  -L, --label=LABEL           filesystem label (at most 64 bytes)\n"
+	"  -U, --uuid=UUID             filesystem UUID (default: random)\n"
+	"      --compression=TYPE      none (default) or zstd[:LEVEL], LEVEL 1 to 19\n"
+	"      --checksum=TYPE         xxhash (default) or none\n"
+	"      --discard               discard the whole device first\n"
+	"      --size=SIZE             create (or grow) DEVICE as a sparse image file\n"
+	"  -f, --force                 overwrite an existing filesystem or partition table\n"
+	"  -N, --dry-run               print what would be made, write nothing\n"
+	"  -q, --quiet                 print nothing but errors\n"
+	"\nSIZE takes a suffix K, M, G, T (powers of 1024).  A mounted or in-use\n"
+	"device is refused even with --force.\n",
+	.shortopts = "L:U:fNq",
+	.longopts = format_longopts,
+	.args = BFS_ARG_DEVICE,
+};

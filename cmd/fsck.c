@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bfs fsck: offline check and repair with fsck(8) conventions: -n / -y / -p,
+ * exit codes 0/1/4/8/16/32, and -n opens the device read-only and writes
+ * nothing at all.
+ */
+#include "cmd.h"
+
+#include <bfs/fsck.h>
+
+#include <string.h>
+#include <unistd.h>
+
+static const struct option fsck_longopts[] = {
+	{ "no",		no_argument, NULL, 'n' },
+	{ "yes",	no_argument, NULL, 'y' },
+	{ "preen",	no_argument, NULL, 'p' },
+	{ "force",	no_argument, NULL, 'f' },
+	{ "verbose",	no_argument, NULL, 'v' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void print_line(void *ctx, const char *line)
+{
+	printf("%s%s\n", (const char *)ctx, line);
+}
+
+static bool ask_tty(void *ctx, const char *prompt)
+{
+	char answer[16];
+
+	printf("%s? [y/n] ", prompt);
+	fflush(stdout);
+	if (!fgets(answer, sizeof(answer), stdin))
+		return false;
+	return answer[0] == 'y' || answer[0] == 'Y';
+}
+
+static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
+{
+	struct bfs_fsck f = { .mode = BFS_FSCK_MODE_ASK };
+	char prefix[4096];
+	int c, ret, modes = 0;
+
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			f.mode = BFS_FSCK_MODE_NO;
+			modes++;
+			break;
+		case 'y':
+			f.mode = BFS_FSCK_MODE_YES;
+			modes++;
+			break;
+		case 'p':
+		case 'a':
+			f.mode = BFS_FSCK_MODE_PREEN;
+			modes++;
+			break;
+		case 'f':
+			break;	/* always a full check: bfs has no "clean, skip" shortcut yet */
+		case 'v':
+			f.verbose = true;
+			break;
+		default:
+			bfs_cmd_usage_error(cmd, "bad option");
+			return BFS_FSCK_USAGE;
+		}
+	}
+	if (modes > 1) {
+		bfs_cmd_usage_error(cmd, "only one of -n, -y and -p may be given");
+		return BFS_FSCK_USAGE;
+	}
+	if (optind + 1 != argc) {
+		bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" : "too many arguments");
+		return BFS_FSCK_USAGE;
+	}
+	if (f.mode == BFS_FSCK_MODE_ASK) {
+		if (!isatty(STDIN_FILENO)) {
+			bfs_cmd_error(cmd, "need a terminal for interactive repairs; use -n, -y or -p");
+			return BFS_FSCK_USAGE;
+		}
+		f.ask = ask_tty;
+	}
+	/* preen output is prefixed with the device, as fsck -A interleaves several */
+	snprintf(prefix, sizeof(prefix), "%s%s", f.mode == BFS_FSCK_MODE_PREEN ? argv[optind] : "",
+		 f.mode == BFS_FSCK_MODE_PREEN ? ": " : "");
+	f.print = print_line;
+	f.ctx = prefix;
+
+	ret = bfs_dev_open(argv[optind], f.mode == BFS_FSCK_MODE_NO ? BFS_DEV_RDONLY : BFS_DEV_EXCL,
+			   &f.dev);
+	if (ret == -EBUSY) {
+		bfs_cmd_error(cmd, "'%s' is in use (mounted?); not checking it", argv[optind]);
+		return BFS_FSCK_ERROR;
+	}
+	if (ret) {
+		bfs_cmd_error(cmd, "cannot open '%s': %s", argv[optind], strerror(-ret));
+		return BFS_FSCK_ERROR;
+	}
+	ret = bfs_fsck_run(&f);
+	if (ret <= BFS_FSCK_CORRECTED)
+		printf("%s%s: %s%u problem%s found, %u fixed\n", prefix, argv[optind],
+		       ret == BFS_FSCK_OK ? "clean, " : "", f.nr_problems,
+		       f.nr_problems == 1 ? "" : "s", f.nr_fixed);
+	else if (ret == BFS_FSCK_UNCORRECTED)
+		printf("%s%s: %u problem%s found, %u left unfixed\n", prefix, argv[optind],
+		       f.nr_problems, f.nr_problems == 1 ? "" : "s", f.nr_unfixed);
+	bfs_fsck_release(&f);
+	bfs_dev_close(f.dev);
+	return ret;
+}
+
+const struct bfs_cmd bfs_cmd_fsck = {
+	.name = "fsck",
+	.fn = cmd_fsck,
+	.summary = "check and repair a bfs filesystem offline",
+	.synopsis = "[-n|-y|-p] [-f] [-v] DEVICE",
+	.help =
+	"Options:\n"
+	"  -n, --no          check only: open read-only and change nothing\n"
+	"  -y, --yes         fix every problem found\n"
+	"  -p, --preen       fix what is safe without asking (-a is the same)\n"
+	"  -f, --force       check even if the filesystem seems clean\n"
+	"  -v, --verbose     say what each pass does\n"
+	"\nChecks: the superblock and every backup copy.\n"
+	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
+	"8 operational error, 16 usage error.\n",
+	.shortopts = "nypafv",
+	.longopts = fsck_longopts,
+	.args = BFS_ARG_DEVICE,
+};

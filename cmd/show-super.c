@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bfs show-super: print the superblock.  The fields are described once, in
+ * describe_sb(), as output rows; text and --json both render those rows.
+ */
+#include "cmd.h"
+#include "output.h"
+
+#include <bfs/checksum.h>
+#include <bfs/os.h>
+#include <bfs/super.h>
+
+#include <string.h>
+
+static const struct option show_super_longopts[] = {
+	{ "json",	no_argument, NULL, 'j' },
+	{ "all",	no_argument, NULL, 'a' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void describe_features(struct bfs_out *o, const struct bfs_sb *sb)
+{
+	u64 incompat = le64_to_cpu(sb->incompat);
+
+	out_object(o, "features", "Features");
+	out_hex(o, "compat", "compat", le64_to_cpu(sb->compat));
+	out_hex(o, "ro_compat", "ro_compat", le64_to_cpu(sb->ro_compat));
+	out_hex(o, "incompat", "incompat", incompat);
+	if (incompat & BFS_FEAT_INCOMPAT_ZSTD)
+		out_note(o, "(zstd)");
+	out_end(o);
+}
+
+static void describe_layout(struct bfs_out *o, const struct bfs_sb *sb)
+{
+	u64 bucket = le32_to_cpu(sb->bucket_size);
+	u64 first = le64_to_cpu(sb->first_bucket), nb = le64_to_cpu(sb->nbuckets);
+	u64 jb = le64_to_cpu(sb->journal_bucket), jn = le32_to_cpu(sb->journal_nbuckets);
+	unsigned i;
+
+	out_size(o, "device_size", "Device size", le64_to_cpu(sb->dev_size));
+	out_size(o, "block_size", "Block size", le32_to_cpu(sb->block_size));
+	out_size(o, "btree_node_size", "Btree node size", le32_to_cpu(sb->btree_node_size));
+	out_size(o, "bucket_size", "Bucket size", bucket);
+	out_u64(o, "first_bucket", "First bucket", first);
+	out_u64(o, "nbuckets", "Buckets", nb);
+	out_note(o, "(%llu usable)", (unsigned long long)(nb - first));
+	out_object(o, "journal", "Journal");
+	out_u64(o, "first_bucket", "First bucket", jb);
+	out_u64(o, "nbuckets", "Buckets", jn);
+	out_size(o, "offset", "Offset", jb * bucket);
+	out_size(o, "size", "Size", jn * bucket);
+	out_end(o);
+	out_array(o, "copies", "Superblock copies");
+	for (i = 0; i < sb->nr_copies; i++) {
+		out_object(o, NULL, NULL);
+		out_u64(o, "offset", i ? "Backup" : "Primary", le64_to_cpu(sb->copy_offset[i]));
+		out_end(o);
+	}
+	out_end(o);
+}
+
+static const char *field_name(u32 type)
+{
+	switch (type & ~BFS_SB_FIELD_REQUIRED) {
+	case BFS_SB_FIELD_CLEAN:
+		return "clean";
+	default:
+		return "unknown";
+	}
+}
+
+static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
+{
+	const u8 *p = (const u8 *)sb->fields, *end = (const u8 *)sb + le32_to_cpu(sb->bytes);
+
+	out_array(o, "sections", "Sections");
+	while (p < end) {
+		const struct bfs_sb_field *f = (const void *)p;
+		u32 type = le32_to_cpu(f->type);
+
+		out_object(o, NULL, NULL);
+		out_str(o, "name", "Section", "%s", field_name(type));
+		out_u64(o, "type", "Type", type & ~BFS_SB_FIELD_REQUIRED);
+		out_size(o, "bytes", "Bytes", (u64)le32_to_cpu(f->u64s) * 8);
+		out_end(o);
+		p += (size_t)le32_to_cpu(f->u64s) * 8;
+	}
+	out_end(o);
+}
+
+static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
+{
+	char uuid[37], label[BFS_LABEL_SIZE + 1];
+	u32 flags = le32_to_cpu(sb->flags);
+
+	bfs_format_uuid(sb->uuid, uuid);
+	bfs_sb_label(sb, label);
+	out_hex(o, "magic", "Magic", le64_to_cpu(sb->magic));
+	out_note(o, "[ok]");
+	out_hex(o, "checksum", "Superblock checksum", le64_to_cpu(sb->csum));
+	out_note(o, bfs_sb_csum(sb) == le64_to_cpu(sb->csum) ? "[match]" : "[MISMATCH]");
+	out_bool(o, "checksum_valid", "Checksum valid", bfs_sb_csum(sb) == le64_to_cpu(sb->csum));
+	o->rows[o->nr - 1].flags |= OUT_JSON_ONLY;
+	out_u64(o, "version", "Format version", le16_to_cpu(sb->version));
+	out_u64(o, "version_min", "Oldest compatible", le16_to_cpu(sb->version_min));
+	out_str(o, "uuid", "UUID", "%s", uuid);
+	out_str(o, "label", "Label", "%s", label);
+	out_time(o, "time_created", "Created", le64_to_cpu(sb->time_created));
+	out_time(o, "time_written", "Last written", le64_to_cpu(sb->time_written));
+	out_u64(o, "seq", "Write sequence", le64_to_cpu(sb->seq));
+	out_str(o, "state", "State", "%s%s", flags & BFS_SB_CLEAN ? "clean" : "not clean",
+		flags & BFS_SB_ERRORS ? ", errors" : "");
+	if (!(flags & BFS_SB_CLEAN))
+		out_note(o, "(journal replay needed)");
+	out_hex(o, "flags", "Flags", flags);
+	describe_features(o, sb);
+	describe_layout(o, sb);
+	out_str(o, "checksum_type", "Checksum type", "%s", bfs_csum_name(sb->csum_type));
+	out_str(o, "compression", "Compression", "%s", bfs_compression_name(sb->compression_type));
+	out_u64(o, "compression_level", "Compression level", sb->compression_level);
+	out_hex(o, "hash_seed", "Name hash seed", le64_to_cpu(sb->hash_seed));
+	describe_fields(o, sb);
+}
+
+/* --all: the state of every copy this device should have */
+static void describe_copies(struct bfs_out *o, struct bfs_dev *dev)
+{
+	u64 offs[BFS_SB_MAX_COPIES];
+	unsigned nr = bfs_sb_copy_offsets(bfs_dev_size(dev), offs), i;
+	struct bfs_sb *buf = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+	char err[BFS_ERR_LEN];
+
+	if (!buf)
+		return;
+	out_array(o, "copy_status", "Copy status");
+	for (i = 0; i < nr; i++) {
+		int ret;
+
+		memset(buf, 0, BFS_SB_MAX_BYTES);
+		ret = bfs_sb_read_copy(dev, offs[i], buf, err);
+		out_object(o, NULL, NULL);
+		out_u64(o, "offset", i ? "Backup at" : "Primary at", offs[i]);
+		out_bool(o, "valid", "Valid", !ret);
+		if (ret)
+			out_str(o, "error", "Error", "%s", err);
+		else
+			out_u64(o, "seq", "Write sequence", le64_to_cpu(buf->seq));
+		out_end(o);
+	}
+	out_end(o);
+	bfs_free(buf);
+}
+
+static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
+{
+	struct bfs_sb_handle h;
+	struct bfs_out o = { 0 };
+	struct bfs_dev *dev;
+	char err[BFS_ERR_LEN];
+	bool json = false, all = false;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'a':
+			all = true;
+			break;
+		default:
+			return bfs_cmd_usage_error(cmd, "bad option");
+		}
+	}
+	if (optind + 1 != argc)
+		return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" :
+					   "too many arguments");
+
+	ret = bfs_dev_open(argv[optind], BFS_DEV_RDONLY | BFS_DEV_NOLOCK, &dev);
+	if (ret)
+		return bfs_cmd_error(cmd, "cannot open '%s': %s", argv[optind], strerror(-ret));
+	ret = bfs_sb_read(dev, &h, err);
+	if (ret) {
+		bfs_dev_close(dev);
+		if (ret == -ENODATA)
+			return bfs_cmd_error(cmd, "'%s' is not a bfs filesystem: %s",
+					     argv[optind], err);
+		return bfs_cmd_error(cmd, "'%s': %s", argv[optind], err);
+	}
+	if (h.used_backup)
+		fprintf(stderr, "bfs show-super: warning: primary superblock is invalid (%s); "
+			"showing backup copy %u at offset %llu\n", h.primary_err, h.copy,
+			(unsigned long long)h.offset);
+
+	out_str(&o, "device", "Device", "%s", argv[optind]);
+	out_u64(&o, "copy_offset", "Superblock read from", h.offset);
+	out_note(&o, h.used_backup ? "(backup: primary invalid)" : "(primary)");
+	out_bool(&o, "primary_valid", "Primary valid", !h.used_backup);
+	o.rows[o.nr - 1].flags |= OUT_JSON_ONLY;
+	describe_sb(&o, h.sb);
+	if (all)
+		describe_copies(&o, dev);
+	out_print(&o, stdout, json);
+	out_free(&o);
+	bfs_sb_handle_release(&h);
+	bfs_dev_close(dev);
+	return BFS_EXIT_OK;
+}
+
+const struct bfs_cmd bfs_cmd_show_super = {
+	.name = "show-super",
+	.fn = cmd_show_super,
+	.summary = "print the superblock of a bfs filesystem",
+	.synopsis = "[--json] [--all] DEVICE",
+	.help =
+	"Options:\n"
+	"  -j, --json        print JSON (keys are listed in bfs-show-super(8))\n"
+	"  -a, --all         also check and list every superblock copy\n"
+	"\nIf the primary superblock is damaged, the newest valid backup is shown\n"
+	"and a warning names what is wrong with the primary.\n",
+	.shortopts = "ja",
+	.longopts = show_super_longopts,
+	.args = BFS_ARG_DEVICE,
+};

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Block device access: the only I/O path of libcore (libcore/os/dev.c).
+ *
+ * A bfs_dev is a regular file, a block device or an anonymous memory buffer
+ * (for tests and fuzzing).  All calls return 0 or a negative errno.  Reads and
+ * writes are all-or-nothing: a short transfer is reported as -EIO, an access
+ * beyond the end of the device as -ERANGE.
+ *
+ * Recording mode: when a recorder is attached, every write, flush and discard
+ * (and explicit marks) is appended to a log file in the dm-log-writes format
+ * (see doc/format.md, "I/O log").  The crash harness replays prefixes and
+ * subsets of that log onto a copy of the starting image to build the device
+ * states a power failure could leave behind.
+ */
+#ifndef BFS_DEV_H
+#define BFS_DEV_H
+
+#include "types.h"
+
+struct bfs_dev;
+
+enum bfs_dev_flags {
+	BFS_DEV_RDONLY	= 1 << 0,	/* open read-only */
+	BFS_DEV_DIRECT	= 1 << 1,	/* O_DIRECT; buffers must be aligned */
+	BFS_DEV_EXCL	= 1 << 2,	/* O_EXCL for block devices, flock for files */
+	BFS_DEV_NOLOCK	= 1 << 3,	/* read-only open without the shared lock */
+};
+
+int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out);
+/* a zero-filled memory device of @size bytes (tests, fuzzing) */
+int bfs_dev_open_mem(u64 size, struct bfs_dev **out);
+/* a memory device whose contents are copied from @src */
+int bfs_dev_clone_mem(struct bfs_dev *src, struct bfs_dev **out);
+void bfs_dev_close(struct bfs_dev *dev);
+
+u64 bfs_dev_size(const struct bfs_dev *dev);
+unsigned bfs_dev_sector_size(const struct bfs_dev *dev);	/* logical block size */
+bool bfs_dev_is_blockdev(const struct bfs_dev *dev);
+bool bfs_dev_is_readonly(const struct bfs_dev *dev);
+const char *bfs_dev_path(const struct bfs_dev *dev);
+/* for memory devices: the backing buffer (NULL otherwise) */
+u8 *bfs_dev_mem(struct bfs_dev *dev);
+
+int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len);
+int bfs_dev_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len);
+/* make all completed writes durable (fdatasync / BLKFLSBUF-free flush) */
+int bfs_dev_flush(struct bfs_dev *dev);
+/* write + flush of just this range (FUA-like); recorded as a FUA write */
+int bfs_dev_write_fua(struct bfs_dev *dev, u64 off, const void *buf, size_t len);
+/* drop the range: BLKDISCARD on block devices, hole punch on files */
+int bfs_dev_discard(struct bfs_dev *dev, u64 off, u64 len);
+
+/* memory devices: every N-th write and later fails with -EIO (0 = never) */
+void bfs_dev_fail_writes_after(struct bfs_dev *dev, u64 nr_writes);
+
+/* ---- recording mode ---- */
+
+/* start logging every write/flush/discard to @logpath (truncated) */
+int bfs_dev_record_start(struct bfs_dev *dev, const char *logpath);
+/* add a named mark record (e.g. "fsync 17") to the log */
+int bfs_dev_record_mark(struct bfs_dev *dev, const char *mark);
+/* finish the log (writes the entry count into its header) */
+int bfs_dev_record_stop(struct bfs_dev *dev);
+
+/* ---- reading an I/O log back (crash harness, tools) ---- */
+
+enum bfs_iolog_type {
+	BFS_IOLOG_WRITE,
+	BFS_IOLOG_FLUSH,	/* everything before it is durable */
+	BFS_IOLOG_FUA,		/* a write that is durable by itself */
+	BFS_IOLOG_DISCARD,
+	BFS_IOLOG_MARK,
+};
+
+struct bfs_iolog_entry {
+	enum bfs_iolog_type type;
+	u64	off;		/* bytes */
+	u64	len;		/* bytes (mark: length of the text) */
+	u64	data_pos;	/* position of the payload in the log file */
+};
+
+struct bfs_iolog {
+	int	fd;
+	u32	sector_size;
+	size_t	nr;
+	struct bfs_iolog_entry *entries;
+};
+
+int bfs_iolog_open(const char *logpath, struct bfs_iolog *log);
+void bfs_iolog_close(struct bfs_iolog *log);
+/* read an entry's payload (len bytes) into @buf */
+int bfs_iolog_read_data(const struct bfs_iolog *log, size_t i, void *buf);
+/*
+ * Apply entry @i to @dev.  If @torn_bytes is non-zero only the first
+ * torn_bytes of a write are applied (a torn write); 0 applies all of it.
+ */
+int bfs_iolog_apply(const struct bfs_iolog *log, size_t i, struct bfs_dev *dev, u64 torn_bytes);
+
+#endif /* BFS_DEV_H */

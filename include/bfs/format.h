@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * On-disk format: superblock and device layout.
+ *
+ * This header is the single place that knows byte offsets of on-disk
+ * structures; doc/format.md describes the same layout in prose.  All integers
+ * are little-endian (see types.h) and every structure has its size pinned by a
+ * static assertion so that an accidental change of layout fails to compile.
+ *
+ * Device layout (offsets in bytes, B = bucket size):
+ *
+ *   0            4 KiB: left alone (partition tables, boot loaders)
+ *   4096         primary superblock copy (region of BFS_SB_REGION bytes)
+ *   512 KiB      first backup copy
+ *   1 MiB        end of the head reserve; buckets start at first_bucket * B
+ *   ...          buckets [first_bucket, nbuckets): journal, btree nodes, data
+ *   END - 64 KiB second backup copy, END = device size rounded down to 64 KiB
+ *
+ * A bucket is never placed over a superblock copy.
+ */
+#ifndef BFS_FORMAT_H
+#define BFS_FORMAT_H
+
+#include "types.h"
+
+/* "BFS\0SUP\x1a" read as a little-endian u64 */
+#define BFS_SB_MAGIC		UINT64_C(0x1a50555300534642)
+
+#define BFS_VERSION_CURRENT	1	/* format version this code writes */
+#define BFS_VERSION_MIN		1	/* oldest format version it can read */
+
+#define BFS_SB_OFFSET		4096		/* primary copy */
+#define BFS_SB_BACKUP_OFFSET	(512 * KiB)	/* first backup copy */
+#define BFS_SB_REGION		(64 * KiB)	/* space reserved per copy */
+#define BFS_SB_MAX_BYTES	BFS_SB_REGION	/* largest encoded superblock */
+#define BFS_SB_IO_ALIGN		4096		/* copies are read/written in 4K units */
+#define BFS_SB_HEAD_RESERVE	(1 * MiB)	/* no bucket below this */
+#define BFS_SB_MAX_COPIES	4
+
+#define BFS_LABEL_SIZE		64
+
+#define BFS_MIN_BLOCK_SIZE	512
+#define BFS_MAX_BLOCK_SIZE	(64 * KiB)
+#define BFS_MIN_BTREE_NODE_SIZE	(4 * KiB)
+#define BFS_MAX_BTREE_NODE_SIZE	(2 * MiB)
+#define BFS_MIN_BUCKET_SIZE	(4 * KiB)
+#define BFS_MAX_BUCKET_SIZE	(128 * MiB)
+#define BFS_MIN_JOURNAL_BUCKETS	4
+#define BFS_MIN_FREE_BUCKETS	16	/* buckets left after journal at format */
+#define BFS_MIN_DEV_SIZE	(8 * MiB)
+
+enum bfs_csum_type {
+	BFS_CSUM_NONE	= 0,
+	BFS_CSUM_XXH3	= 1,	/* XXH3-64, seed 0 */
+	BFS_CSUM_NR
+};
+
+enum bfs_compression_type {
+	BFS_COMPRESSION_NONE	= 0,
+	BFS_COMPRESSION_ZSTD	= 1,
+	BFS_COMPRESSION_NR
+};
+
+#define BFS_ZSTD_LEVEL_MIN	1
+#define BFS_ZSTD_LEVEL_MAX	19
+#define BFS_ZSTD_LEVEL_DEFAULT	3
+
+/* sb->flags */
+#define BFS_SB_CLEAN		(1U << 0)	/* cleanly closed: no journal replay needed */
+#define BFS_SB_ERRORS		(1U << 1)	/* errors were seen: run fsck */
+#define BFS_SB_FLAGS_KNOWN	(BFS_SB_CLEAN | BFS_SB_ERRORS)
+
+/*
+ * Feature bits.  An implementation that finds an unknown bit set in
+ *   incompat  must refuse the filesystem,
+ *   ro_compat may open it read-only only,
+ *   compat    may ignore it.
+ */
+#define BFS_FEAT_INCOMPAT_ZSTD	(UINT64_C(1) << 0)	/* extents may be zstd-compressed */
+#define BFS_FEAT_INCOMPAT_KNOWN	(BFS_FEAT_INCOMPAT_ZSTD)
+#define BFS_FEAT_RO_COMPAT_KNOWN	UINT64_C(0)
+#define BFS_FEAT_COMPAT_KNOWN	UINT64_C(0)
+
+/*
+ * Variable-length superblock section.  Sections follow the fixed part of the
+ * superblock back to back; u64s counts the whole section including this
+ * header, in units of 8 bytes.  A type with BFS_SB_FIELD_REQUIRED set must be
+ * understood by the reader; other unknown types are skipped.
+ */
+struct bfs_sb_field {
+	__le32	u64s;
+	__le32	type;
+	__le64	data[];
+};
+BFS_STATIC_SIZE(struct bfs_sb_field, 8);
+
+#define BFS_SB_FIELD_REQUIRED	(1U << 31)
+
+enum bfs_sb_field_type {
+	/* clean-shutdown state: journal sequence and btree roots (see btree) */
+	BFS_SB_FIELD_CLEAN	= 1,
+};
+
+struct bfs_sb {
+	__le64	magic;			/*   0 */
+	__le64	csum;			/*   8: XXH3-64 of bytes [16, bytes) */
+	__le32	bytes;			/*  16: fixed part + sections, multiple of 8 */
+	__le16	version;		/*  20: format version that wrote this */
+	__le16	version_min;		/*  22: oldest version able to read it */
+	__le64	seq;			/*  24: bumped on every write; newest wins */
+	u8	uuid[16];		/*  32: filesystem UUID */
+	u8	label[BFS_LABEL_SIZE];	/*  48: NUL padded, not necessarily terminated */
+	__le64	compat;			/* 112 */
+	__le64	ro_compat;		/* 120 */
+	__le64	incompat;		/* 128 */
+	__le64	time_created;		/* 136: ns since the epoch */
+	__le64	time_written;		/* 144: ns since the epoch */
+	__le64	dev_size;		/* 152: bytes, at format time */
+	__le32	block_size;		/* 160: bytes, power of two */
+	__le32	btree_node_size;	/* 164: bytes, power of two */
+	__le32	bucket_size;		/* 168: bytes, power of two */
+	__le32	flags;			/* 172: BFS_SB_* */
+	__le64	nbuckets;		/* 176: buckets are [first_bucket, nbuckets) */
+	__le64	first_bucket;		/* 184 */
+	__le64	journal_bucket;		/* 192: first journal bucket */
+	__le32	journal_nbuckets;	/* 200: contiguous journal buckets */
+	u8	csum_type;		/* 204: enum bfs_csum_type */
+	u8	compression_type;	/* 205: enum bfs_compression_type */
+	u8	compression_level;	/* 206: 0 when compression is none */
+	u8	nr_copies;		/* 207: superblock copies in copy_offset[] */
+	__le64	copy_offset[BFS_SB_MAX_COPIES]; /* 208: byte offsets, [0] = primary */
+	__le64	hash_seed;		/* 240: per-filesystem seed for name hashes */
+	__le64	reserved[33];		/* 248: zero */
+	struct bfs_sb_field fields[];	/* 512 */
+};
+BFS_STATIC_SIZE(struct bfs_sb, 512);
+
+#endif /* BFS_FORMAT_H */

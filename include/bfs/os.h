@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Platform layer: threads, locks, memory and time.  libcore code above os/
+ * uses these instead of calling libc/pthreads directly, so that a kernel port
+ * replaces this header (and libcore/os/) and nothing else.
+ */
+#ifndef BFS_OS_H
+#define BFS_OS_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "types.h"
+
+/* ---- memory ---- */
+static inline void *bfs_malloc(size_t n) { return malloc(n); }
+static inline void *bfs_zalloc(size_t n) { return calloc(1, n); }
+static inline void *bfs_calloc(size_t n, size_t size) { return calloc(n, size); }
+static inline void *bfs_realloc(void *p, size_t n) { return realloc(p, n); }
+static inline void bfs_free(void *p) { free(p); }
+/* @align-aligned buffer (for O_DIRECT I/O); free with bfs_free() */
+static inline void *bfs_aligned_alloc(size_t align, size_t n)
+{
+	void *p;
+
+	return posix_memalign(&p, align, n) ? NULL : p;
+}
+
+/* ---- time ---- */
+static inline u64 bfs_clock_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
+}
+/* wall-clock time (timestamps stored on disk) */
+static inline u64 bfs_realtime_ns(void) { return bfs_clock_ns(CLOCK_REALTIME); }
+/* monotonic time (intervals, timeouts) */
+static inline u64 bfs_monotonic_ns(void) { return bfs_clock_ns(CLOCK_MONOTONIC); }
+
+/* ---- randomness (UUIDs, hash seeds) ---- */
+static inline int bfs_random_bytes(void *buf, size_t len)
+{
+	u8 *p = buf;
+
+	while (len) {
+		ssize_t n = getrandom(p, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- locks and threads ---- */
+typedef pthread_mutex_t bfs_mutex;
+typedef pthread_rwlock_t bfs_rwlock;
+typedef pthread_cond_t bfs_cond;
+typedef pthread_t bfs_thread;
+
+static inline void bfs_mutex_init(bfs_mutex *m) { pthread_mutex_init(m, NULL); }
+static inline void bfs_mutex_destroy(bfs_mutex *m) { pthread_mutex_destroy(m); }
+static inline void bfs_mutex_lock(bfs_mutex *m) { pthread_mutex_lock(m); }
+static inline void bfs_mutex_unlock(bfs_mutex *m) { pthread_mutex_unlock(m); }
+static inline bool bfs_mutex_trylock(bfs_mutex *m) { return !pthread_mutex_trylock(m); }
+
+static inline void bfs_rwlock_init(bfs_rwlock *l) { pthread_rwlock_init(l, NULL); }
+static inline void bfs_rwlock_destroy(bfs_rwlock *l) { pthread_rwlock_destroy(l); }
+static inline void bfs_read_lock(bfs_rwlock *l) { pthread_rwlock_rdlock(l); }
+static inline void bfs_write_lock(bfs_rwlock *l) { pthread_rwlock_wrlock(l); }
+static inline void bfs_rwlock_unlock(bfs_rwlock *l) { pthread_rwlock_unlock(l); }
+
+static inline void bfs_cond_init(bfs_cond *c) { pthread_cond_init(c, NULL); }
+static inline void bfs_cond_destroy(bfs_cond *c) { pthread_cond_destroy(c); }
+static inline void bfs_cond_wait(bfs_cond *c, bfs_mutex *m) { pthread_cond_wait(c, m); }
+static inline void bfs_cond_signal(bfs_cond *c) { pthread_cond_signal(c); }
+static inline void bfs_cond_broadcast(bfs_cond *c) { pthread_cond_broadcast(c); }
+
+static inline int bfs_thread_create(bfs_thread *t, void *(*fn)(void *), void *arg)
+{
+	return -pthread_create(t, NULL, fn, arg);
+}
+static inline void bfs_thread_join(bfs_thread t) { pthread_join(t, NULL); }
+
+#endif /* BFS_OS_H */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What is already on a device, before bfs format overwrites it
+ * (libcore/os/probe.c with libblkid, libcore/os/mounted.c).
+ */
+#ifndef BFS_PROBE_H
+#define BFS_PROBE_H
+
+#include <stddef.h>
+
+/*
+ * Look for a filesystem, RAID member or partition table on @path.  Returns 1
+ * and a description ("an ext4 filesystem labelled 'root'") when one is found,
+ * 0 when the device looks empty, or a negative errno.
+ */
+int bfs_probe_signature(const char *path, char *desc, size_t len);
+/* erase every signature libblkid finds (superblocks, partition tables) */
+int bfs_wipe_signatures(const char *path);
+/*
+ * Is @path in use: a mounted block device, active swap, or an image file
+ * attached to a loop device or mounted through FUSE?  Returns 1 and where it
+ * is used in @where, 0 if not, or a negative errno.
+ */
+int bfs_check_mounted(const char *path, char *where, size_t len);
+
+/*
+ * Create the image file @path of @size bytes (sparse), or grow an existing
+ * regular file to @size.  Refuses to shrink a file or touch a block device.
+ */
+int bfs_image_create(const char *path, unsigned long long size);
+
+#endif /* BFS_PROBE_H */

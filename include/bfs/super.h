@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Superblock: layout computation, encode/validate, reading with fallback to
+ * backup copies, writing every copy (libcore/super/).
+ *
+ * The in-memory superblock is the on-disk structure itself (struct bfs_sb in
+ * a BFS_SB_MAX_BYTES buffer); accessors convert endianness.  Validation
+ * functions fill @err (if non-NULL) with one line saying exactly which field
+ * is wrong and why, and return -ENODATA (no bfs magic: not a bfs device),
+ * -EUCLEAN (corrupt), -EPROTONOSUPPORT (newer
+ * format or unknown incompat feature) or -EINVAL.
+ */
+#ifndef BFS_SUPER_H
+#define BFS_SUPER_H
+
+#include <errno.h>
+
+#include "dev.h"
+#include "format.h"
+
+#define BFS_ERR_LEN 256
+
+/* options of bfs format; zero means "pick the default for this device" */
+struct bfs_format_opts {
+	u32	block_size;
+	u32	bucket_size;
+	u32	btree_node_size;
+	u32	journal_nbuckets;
+	const char *label;
+	bool	have_uuid;
+	u8	uuid[16];
+	u8	csum_type;		/* default BFS_CSUM_XXH3 */
+	bool	csum_set;
+	u8	compression_type;
+	u8	compression_level;	/* 0: default level for the type */
+};
+
+/*
+ * Compute a new superblock for a device of @dev_size bytes whose logical
+ * sector is @sector_size.  Fills *sb (a BFS_SB_MAX_BYTES buffer) completely,
+ * including a fresh UUID (unless given), hash seed and creation time; does
+ * not checksum it.  Impossible combinations give -EINVAL and a message.
+ */
+int bfs_sb_layout(const struct bfs_format_opts *opts, u64 dev_size,
+		  unsigned sector_size, struct bfs_sb *sb, char *err);
+
+/*
+ * Check every field of @sb; @buf_bytes is how much of the buffer holds data
+ * read from disk, @dev_size the current device size (0: don't check).
+ */
+int bfs_sb_validate(const struct bfs_sb *sb, size_t buf_bytes, u64 dev_size, char *err);
+/* checksum of an encoded superblock (covers bytes [16, bytes)) */
+u64 bfs_sb_csum(const struct bfs_sb *sb);
+
+/* where the superblock copies of a device of @dev_size bytes live */
+unsigned bfs_sb_copy_offsets(u64 dev_size, u64 offsets[BFS_SB_MAX_COPIES]);
+
+struct bfs_sb_handle {
+	struct bfs_sb *sb;	/* valid superblock (malloc'd, BFS_SB_MAX_BYTES) */
+	unsigned copy;		/* index of the copy used, 0 = primary */
+	u64	offset;		/* its byte offset */
+	bool	used_backup;	/* primary was unreadable or invalid */
+	int	primary_ret;	/* why the primary was rejected (0 if it wasn't) */
+	char	primary_err[BFS_ERR_LEN];
+};
+
+/*
+ * Read the primary superblock; if it is unreadable or invalid, use the valid
+ * backup with the highest sequence number.  On failure @err says why the
+ * primary (and every backup) was rejected.
+ */
+int bfs_sb_read(struct bfs_dev *dev, struct bfs_sb_handle *h, char *err);
+void bfs_sb_handle_release(struct bfs_sb_handle *h);
+
+/* read and validate the copy at @offset into @buf (BFS_SB_MAX_BYTES) */
+int bfs_sb_read_copy(struct bfs_dev *dev, u64 offset, struct bfs_sb *buf, char *err);
+
+/*
+ * Write @sb to every copy: bumps seq, sets time_written, recomputes the
+ * checksum, writes backups first and the primary last, flushing in between so
+ * that a crash leaves at least one valid copy.
+ */
+int bfs_sb_write(struct bfs_dev *dev, struct bfs_sb *sb);
+
+/*
+ * Write a new filesystem described by @sb (from bfs_sb_layout) to @dev:
+ * clears every superblock region, lays down the empty on-disk structures of
+ * the layers above, then writes all superblock copies and flushes.
+ */
+int bfs_mkfs_write(struct bfs_dev *dev, struct bfs_sb *sb);
+
+/* variable-length sections */
+struct bfs_sb_field *bfs_sb_field_get(struct bfs_sb *sb, u32 type);
+/* create or resize section @type to @u64s (header included); NULL: no room */
+struct bfs_sb_field *bfs_sb_field_resize(struct bfs_sb *sb, u32 type, u32 u64s);
+void bfs_sb_field_delete(struct bfs_sb *sb, u32 type);
+
+/* label as a C string (copies at most BFS_LABEL_SIZE bytes) */
+void bfs_sb_label(const struct bfs_sb *sb, char out[BFS_LABEL_SIZE + 1]);
+
+#endif /* BFS_SUPER_H */

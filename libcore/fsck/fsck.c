@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+/* Running the passes and turning their results into an fsck(8) exit code. */
+#include <bfs/fsck.h>
+
+#include "fsck_passes.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(struct bfs_fsck *f);
+} passes[] = {
+	{ "superblock", bfs_fsck_pass_super },
+};
+
+int bfs_fsck_run(struct bfs_fsck *f)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(passes); i++) {
+		if (f->verbose)
+			bfs_fsck_printf(f, "pass %zu: checking %s", i, passes[i].name);
+		ret = passes[i].fn(f);
+		if (ret == -EUCLEAN)
+			return BFS_FSCK_UNCORRECTED;
+		if (ret)
+			return BFS_FSCK_ERROR;
+		if (f->preen_stopped)
+			break;
+	}
+	if (f->preen_stopped) {
+		bfs_fsck_printf(f, "UNEXPECTED INCONSISTENCY; run fsck manually (without -p)");
+		return BFS_FSCK_UNCORRECTED;
+	}
+	if (f->nr_unfixed)
+		return BFS_FSCK_UNCORRECTED;
+	return f->nr_fixed ? BFS_FSCK_CORRECTED : BFS_FSCK_OK;
+}
+
+void bfs_fsck_release(struct bfs_fsck *f)
+{
+	bfs_sb_handle_release(&f->sb);
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pass 0: the superblock copies.  The primary (or, if it is bad, the newest
+ * valid backup) is the reference; every copy the layout lists must decode to
+ * the same superblock.  Repairs rewrite all copies from the reference.
+ */
+#include <bfs/fsck.h>
+#include <bfs/os.h>
+
+#include "fsck_passes.h"
+
+static int check_copies(struct bfs_fsck *f, bool *rewrite)
+{
+	const struct bfs_sb *ref = f->sb.sb;
+	struct bfs_sb *buf;
+	char err[BFS_ERR_LEN];
+	unsigned i;
+
+	buf = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 1; i < ref->nr_copies; i++) {
+		u64 off = le64_to_cpu(ref->copy_offset[i]);
+		int ret;
+
+		memset(buf, 0, BFS_SB_MAX_BYTES);
+		ret = bfs_sb_read_copy(f->dev, off, buf, err);
+		if (ret) {
+			if (bfs_fix_problem(f, PR_SB_BACKUP_INVALID, "copy %u at offset %llu: %s",
+					    i, (unsigned long long)off, err))
+				*rewrite = true;
+		} else if (le64_to_cpu(buf->seq) != le64_to_cpu(ref->seq)) {
+			if (bfs_fix_problem(f, PR_SB_BACKUP_STALE,
+					    "copy %u at offset %llu has sequence %llu, primary %llu",
+					    i, (unsigned long long)off,
+					    (unsigned long long)le64_to_cpu(buf->seq),
+					    (unsigned long long)le64_to_cpu(ref->seq)))
+				*rewrite = true;
+		}
+	}
+	bfs_free(buf);
+	return 0;
+}
+
+int bfs_fsck_pass_super(struct bfs_fsck *f)
+{
+	char err[BFS_ERR_LEN];
+	bool rewrite = false;
+	int ret;
+
+	ret = bfs_sb_read(f->dev, &f->sb, err);
+	if (ret) {
+		bfs_fsck_printf(f, "cannot find a valid superblock: %s", err);
+		return ret;
+	}
+	if (f->sb.used_backup &&
+	    bfs_fix_problem(f, PR_SB_PRIMARY_INVALID, "%s; backup copy %u at offset %llu is valid",
+			    f->sb.primary_err, f->sb.copy, (unsigned long long)f->sb.offset))
+		rewrite = true;
+	if (le64_to_cpu(f->sb.sb->dev_size) > bfs_dev_size(f->dev)) {
+		bfs_fix_problem(f, PR_SB_DEV_SIZE_SHRUNK, "filesystem %llu bytes, device %llu",
+				(unsigned long long)le64_to_cpu(f->sb.sb->dev_size),
+				(unsigned long long)bfs_dev_size(f->dev));
+		return -EUCLEAN;
+	}
+	ret = check_copies(f, &rewrite);
+	if (ret || !rewrite)
+		return ret;
+	ret = bfs_sb_write(f->dev, f->sb.sb);
+	if (ret)
+		bfs_fsck_repair_failed(f, PR_SB_BACKUP_INVALID, ret);
+	return ret;
+}

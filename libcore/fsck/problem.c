@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The problem table and the one function that answers every "fix it?"
+ * according to the mode: -n never, -y always, -p only for problems marked
+ * safe to preen (otherwise preen stops and the exit code asks for a manual
+ * run), interactive through the ask hook.
+ */
+#include <bfs/fsck.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define PR_PREEN_OK	(1 << 0)	/* safe to fix without asking */
+
+struct bfs_problem {
+	const char *message;
+	const char *prompt;
+	unsigned flags;
+};
+
+static const struct bfs_problem problems[PR_NR] = {
+	[PR_SB_PRIMARY_INVALID] = {
+		"primary superblock is invalid", "Restore it from the backup", PR_PREEN_OK },
+	[PR_SB_BACKUP_INVALID] = {
+		"backup superblock is invalid", "Rewrite it", PR_PREEN_OK },
+	[PR_SB_BACKUP_STALE] = {
+		"backup superblock is older than the primary", "Update it", PR_PREEN_OK },
+	[PR_SB_DEV_SIZE_SHRUNK] = {
+		"device is smaller than the filesystem", "Abort", 0 },
+};
+
+void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (f->print)
+		f->print(f->ctx, line);
+}
+
+bool bfs_fix_problem(struct bfs_fsck *f, enum bfs_problem_code code, const char *fmt, ...)
+{
+	const struct bfs_problem *p = &problems[code];
+	char detail[768];
+	bool fix;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	f->nr_problems++;
+	bfs_fsck_printf(f, "%s: %s", p->message, detail);
+
+	switch (f->mode) {
+	case BFS_FSCK_MODE_NO:
+		fix = false;
+		bfs_fsck_printf(f, "%s? no", p->prompt);
+		break;
+	case BFS_FSCK_MODE_YES:
+		fix = true;
+		bfs_fsck_printf(f, "%s? yes", p->prompt);
+		break;
+	case BFS_FSCK_MODE_PREEN:
+		fix = p->flags & PR_PREEN_OK;
+		if (fix)
+			bfs_fsck_printf(f, "%s: fixed (preen)", p->prompt);
+		else
+			f->preen_stopped = true;
+		break;
+	default:
+		fix = f->ask && f->ask(f->ctx, p->prompt);
+		break;
+	}
+	if (fix)
+		f->nr_fixed++;
+	else
+		f->nr_unfixed++;
+	return fix;
+}
+
+void bfs_fsck_repair_failed(struct bfs_fsck *f, enum bfs_problem_code code, int err)
+{
+	bfs_fsck_printf(f, "repair of '%s' failed: %s", problems[code].message, strerror(-err));
+	f->nr_fixed--;
+	f->nr_unfixed++;
+}
