@@ -194,6 +194,8 @@ static int check_target(const struct bfs_cmd *cmd, const struct format_args *a)
 	int ret;
 
 	ret = bfs_check_mounted(a->path, what, sizeof(what));
+	if (ret == -ENOENT)
+		return 0;	/* open_target() says it does not exist */
 	if (ret < 0)
 		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", a->path,
 				     strerror(-ret));
@@ -295,7 +297,8 @@ static int cmd_format(const struct bfs_cmd *cmd, int argc, char **argv)
 	if (ret)
 		return ret;
 	ret = prepare_image(cmd, &a);
-	if (!ret && !a.dry_run)
+	/* a dry run reports what a real run would refuse, too */
+	if (!ret)
 		ret = check_target(cmd, &a);
 	if (!ret)
 		ret = open_target(cmd, &a, &dev);

@@ -19,6 +19,7 @@ void bfs_cmd_usage(const struct bfs_cmd *cmd, FILE *f)
 	fprintf(f, "usage: bfs %s %s\n", cmd->name, cmd->synopsis);
 }
 
+__attribute__((format(printf, 2, 0)))
 static void vmsg(const struct bfs_cmd *cmd, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "bfs %s: ", cmd->name);

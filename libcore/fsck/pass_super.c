@@ -51,7 +51,8 @@ int bfs_fsck_pass_super(struct bfs_fsck *f)
 	ret = bfs_sb_read(f->dev, &f->sb, err);
 	if (ret) {
 		bfs_fsck_printf(f, "cannot find a valid superblock: %s", err);
-		return ret;
+		/* nothing to check against: an operational error, as e2fsck has it */
+		return ret == -EUCLEAN ? -ENOENT : ret;
 	}
 	if (f->sb.used_backup &&
 	    bfs_fix_problem(f, PR_SB_PRIMARY_INVALID, "%s; backup copy %u at offset %llu is valid",

@@ -19,6 +19,7 @@
 #define DEFAULT_JOURNAL_MAX	1024
 #define JOURNAL_MAX_BYTES	(1 * GiB)
 
+__attribute__((format(printf, 2, 3)))
 static int layout_err(char *err, const char *fmt, ...)
 {
 	va_list ap;

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+__attribute__((format(printf, 3, 4)))
 static int sb_err(char *err, int ret, const char *fmt, ...)
 {
 	va_list ap;

@@ -1,0 +1,44 @@
+# Shared helpers for integration tests: source it, then call the checks.
+# Every script gets the bfs binary as $1 and runs in a scratch directory.
+set -u
+BFS=${1:?usage: $0 /path/to/bfs}
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "skipped: $*"; exit 77; }
+note() { echo "--- $*"; }
+
+# run CMD..., keep stdout/stderr in out/err, and check its exit status
+expect_rc() {
+	want=$1; shift
+	"$@" >out 2>err
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "stdout:"; cat out; echo "stderr:"; cat err
+		fail "'$*' exited $got, expected $want"
+	fi
+}
+expect_ok() { expect_rc 0 "$@"; }
+
+# check that FILE (out or err) contains TEXT
+contains() {
+	grep -qF -- "$2" "$1" || { echo "$1:"; cat "$1"; fail "$1 lacks '$2'"; }
+}
+lacks() {
+	! grep -qF -- "$2" "$1" || { echo "$1:"; cat "$1"; fail "$1 contains '$2'"; }
+}
+json_ok() {
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" ||
+		fail "$1 is not valid JSON"
+}
+# value of a top-level or dotted key in JSON file $1
+json_get() {
+	python3 -c '
+import json, sys
+v = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    v = v[int(k)] if isinstance(v, list) else v[k]
+print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2"
+}
+# bytes actually allocated to a file
+allocated() { echo $(( $(stat -c %b "$1") * $(stat -c %B "$1") )); }
