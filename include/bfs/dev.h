@@ -9,9 +9,9 @@
  *
  * Recording mode: when a recorder is attached, every write, flush and discard
  * (and explicit marks) is appended to a log file in the dm-log-writes format
- * (see doc/format.md, "I/O log").  The crash harness replays prefixes and
- * subsets of that log onto a copy of the starting image to build the device
- * states a power failure could leave behind.
+ * (doc/format/iolog.md, bfs/iolog_format.h).  The crash harness replays
+ * prefixes and subsets of that log onto a copy of the starting image to build
+ * the device states a power failure could leave behind.
  */
 #ifndef BFS_DEV_H
 #define BFS_DEV_H
@@ -51,16 +51,30 @@ int bfs_dev_write_fua(struct bfs_dev *dev, u64 off, const void *buf, size_t len)
 /* drop the range: BLKDISCARD on block devices, hole punch on files */
 int bfs_dev_discard(struct bfs_dev *dev, u64 off, u64 len);
 
-/* memory devices: every N-th write and later fails with -EIO (0 = never) */
+/*
+ * Failure injection (any kind of device): after @nr_writes more successful
+ * writes/discards, every write and discard fails with -EIO, and once one has
+ * failed so does flush.  Reads keep working.  0 turns it off again.
+ */
 void bfs_dev_fail_writes_after(struct bfs_dev *dev, u64 nr_writes);
 
 /* ---- recording mode ---- */
 
-/* start logging every write/flush/discard to @logpath (truncated) */
+/*
+ * start logging every write/flush/discard to @logpath (truncated); the log's
+ * sector size is the device's logical sector size.  -EBUSY if already on.
+ */
 int bfs_dev_record_start(struct bfs_dev *dev, const char *logpath);
-/* add a named mark record (e.g. "fsync 17") to the log */
+/*
+ * add a named mark record (e.g. "fsync 17") to the log; at most log sector
+ * size - 33 bytes (479 for 512), else -ENAMETOOLONG
+ */
 int bfs_dev_record_mark(struct bfs_dev *dev, const char *mark);
-/* finish the log (writes the entry count into its header) */
+/*
+ * finish the log (writes the entry count into its header); -EINVAL if not
+ * recording, else the first error that stopped the recording.  Closing the
+ * device finishes the log too.
+ */
 int bfs_dev_record_stop(struct bfs_dev *dev);
 
 /* ---- reading an I/O log back (crash harness, tools) ---- */
@@ -87,13 +101,24 @@ struct bfs_iolog {
 	struct bfs_iolog_entry *entries;
 };
 
+/*
+ * bfs_iolog_open() validates the whole log: -EINVAL not a log (bad magic),
+ * -EPROTONOSUPPORT other version, -EBADMSG malformed entry, -ENODATA
+ * truncated.  A kernel preflush+write record yields two entries (FLUSH, then
+ * WRITE/FUA).  bfs_iolog_close() is safe after a failed open.
+ */
 int bfs_iolog_open(const char *logpath, struct bfs_iolog *log);
 void bfs_iolog_close(struct bfs_iolog *log);
-/* read an entry's payload (len bytes) into @buf */
+/*
+ * read an entry's payload (len bytes: write data or mark text) into @buf;
+ * -EINVAL for a discard, which has no payload
+ */
 int bfs_iolog_read_data(const struct bfs_iolog *log, size_t i, void *buf);
 /*
  * Apply entry @i to @dev.  If @torn_bytes is non-zero only the first
  * torn_bytes of a write are applied (a torn write); 0 applies all of it.
+ * torn_bytes > len is -EINVAL.  Discards replay as zeros; flushes and marks
+ * change nothing.
  */
 int bfs_iolog_apply(const struct bfs_iolog *log, size_t i, struct bfs_dev *dev, u64 torn_bytes);
 

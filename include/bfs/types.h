@@ -23,9 +23,28 @@ typedef int16_t s16;
 typedef int32_t s32;
 typedef int64_t s64;
 
-typedef struct { u16 v; } __attribute__((packed, aligned(2))) __le16;
-typedef struct { u32 v; } __attribute__((packed, aligned(4))) __le32;
-typedef struct { u64 v; } __attribute__((packed, aligned(8))) __le64;
+/*
+ * <linux/types.h> (which <sys/stat.h> pulls in under _GNU_SOURCE) has plain
+ * integer __leNN typedefs of its own.  Declare those under other names now
+ * (its include guard keeps it from coming back), and make our __leNN names
+ * macros for bfs_leNN, so either include order compiles.
+ */
+#ifdef __linux__
+#define __le16 bfs_linux_le16
+#define __le32 bfs_linux_le32
+#define __le64 bfs_linux_le64
+#include <linux/types.h>
+#undef __le16
+#undef __le32
+#undef __le64
+#endif
+#define __le16 bfs_le16
+#define __le32 bfs_le32
+#define __le64 bfs_le64
+
+typedef struct { u16 v; } __attribute__((packed, aligned(2))) bfs_le16;
+typedef struct { u32 v; } __attribute__((packed, aligned(4))) bfs_le32;
+typedef struct { u64 v; } __attribute__((packed, aligned(8))) bfs_le64;
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define BFS_LE_SWAP16(x) (x)
