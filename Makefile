@@ -26,7 +26,7 @@ B ?= build
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRCS := $(filter-out $(LIB_EXCLUDE),$(sort $(shell find libcore -name '*.c')))
-CMD_SRCS := $(sort $(wildcard cmd/*.c))
+CMD_SRCS := $(filter-out $(CMD_EXCLUDE),$(sort $(wildcard cmd/*.c)))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
 
@@ -105,6 +105,8 @@ install: all
 	ln -sf bfs $(DESTDIR)$(SBINDIR)/fsck.bfs
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
+	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/mkfs.bfs
+	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/fsck.bfs
 
 clean:
 	rm -rf build build-asan build-clang

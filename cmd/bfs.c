@@ -8,6 +8,7 @@
 #include "cmd.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,11 @@ static int finish_stdout(int ret)
 
 static int run_cmd(const struct bfs_cmd *cmd, int argc, char **argv)
 {
+	static char name[64];
+
+	/* getopt's own messages then say "bfs format: ..." */
+	snprintf(name, sizeof(name), "bfs %s", cmd->name);
+	argv[0] = name;
 	if (wants_help(argc, argv)) {
 		cmd_help(cmd);
 		return finish_stdout(BFS_EXIT_OK);

@@ -6,6 +6,8 @@
  */
 #include "cmd.h"
 
+#include <string.h>
+
 static void print_options(const struct bfs_cmd *cmd)
 {
 	const struct option *o;
@@ -22,6 +24,11 @@ static void print_options(const struct bfs_cmd *cmd)
 static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 {
 	const struct bfs_cmd *const *c;
+	char names[1024] = "";
+
+	for (c = bfs_cmds; *c; c++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 c == bfs_cmds ? "" : " ", (*c)->name);
 
 	if (argc > 1)
 		return bfs_cmd_usage_error(self, "unexpected argument '%s'", argv[1]);
@@ -40,9 +47,16 @@ static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 	printf("\" -- \"$cur\"))\n"
 	       "\t\t\treturn\n"
 	       "\t\tfi\n"
-	       "\t\tcmd=${words[1]} ;;\n"
+	       "\t\tcmd=${words[1]}\n"
+	       "\t\t# a unique prefix names a command, as in bfs itself\n"
+	       "\t\tlocal c match=\n"
+	       "\t\tfor c in %s; do\n"
+	       "\t\t\t[ \"$c\" = \"$cmd\" ] && { match=$c; break; }\n"
+	       "\t\t\tcase $c in \"$cmd\"*) [ -z \"$match\" ] && match=$c || match=\"$match \" ;; esac\n"
+	       "\t\tdone\n"
+	       "\t\tcase $match in *\" \"*|\"\") ;; *) cmd=$match ;; esac ;;\n"
 	       "\tesac\n"
-	       "\tcase \"$cmd\" in\n");
+	       "\tcase \"$cmd\" in\n", names);
 	for (c = bfs_cmds; *c; c++) {
 		printf("\t%s)\n\t\tif [[ \"$cur\" == -* ]]; then\n"
 		       "\t\t\tCOMPREPLY=($(compgen -W \"", (*c)->name);

@@ -9,6 +9,7 @@
 #include "cmd.h"
 
 #include <bfs/checksum.h>
+#include <bfs/mkfs.h>
 #include <bfs/probe.h>
 #include <bfs/super.h>
 
@@ -51,6 +52,19 @@ static int parse_size_opt(const struct bfs_cmd *cmd, const char *name, const cha
 {
 	if (bfs_parse_size(arg, out) || !*out || *out > max)
 		return bfs_cmd_usage_error(cmd, "invalid %s '%s'", name, arg);
+	return 0;
+}
+
+static int parse_count(const struct bfs_cmd *cmd, const char *name, const char *arg, u32 *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || !v || v > UINT32_MAX || *arg == '-')
+		return bfs_cmd_usage_error(cmd, "invalid %s '%s'", name, arg);
+	*out = (u32)v;
 	return 0;
 }
 
@@ -102,8 +116,7 @@ static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct f
 			a->opts.btree_node_size = (u32)v;
 			break;
 		case OPT_JOURNAL_BUCKETS:
-			ret = parse_size_opt(cmd, "journal bucket count", optarg, UINT32_MAX, &v);
-			a->opts.journal_nbuckets = (u32)v;
+			ret = parse_count(cmd, "journal bucket count", optarg, &a->opts.journal_nbuckets);
 			break;
 		case OPT_SIZE:
 			ret = parse_size_opt(cmd, "size", optarg, UINT64_MAX, &a->size);
@@ -194,8 +207,11 @@ static int check_target(const struct bfs_cmd *cmd, const struct format_args *a)
 	int ret;
 
 	ret = bfs_check_mounted(a->path, what, sizeof(what));
+	if (ret == -ENOENT && a->size)
+		return 0;	/* --size will create it */
 	if (ret == -ENOENT)
-		return 0;	/* open_target() says it does not exist */
+		return bfs_cmd_error(cmd, "'%s' does not exist (use --size to create an image file)",
+				     a->path);
 	if (ret < 0)
 		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", a->path,
 				     strerror(-ret));
@@ -233,7 +249,7 @@ static int prepare_image(const struct bfs_cmd *cmd, const struct format_args *a)
 {
 	int ret;
 
-	if (!a->size || a->dry_run)
+	if (!a->size)
 		return 0;
 	ret = bfs_image_create(a->path, a->size);
 	if (ret == -EEXIST)
@@ -249,10 +265,8 @@ static int prepare_image(const struct bfs_cmd *cmd, const struct format_args *a)
 static int open_target(const struct bfs_cmd *cmd, const struct format_args *a,
 		       struct bfs_dev **dev)
 {
-	int ret = bfs_dev_open(a->path, a->dry_run ? BFS_DEV_RDONLY : BFS_DEV_EXCL, dev);
+	int ret = bfs_dev_open(a->path, BFS_DEV_EXCL, dev);
 
-	if (ret == -ENOENT && a->dry_run && a->size)
-		return bfs_dev_open_mem(a->size, dev);
 	if (ret == -EBUSY)
 		return bfs_cmd_error(cmd, "'%s' is in use (mounted or opened by another program)",
 				     a->path);
@@ -285,23 +299,54 @@ static int write_fs(const struct bfs_cmd *cmd, const struct format_args *a,
 	return 0;
 }
 
+/* the device size and sector size a dry run would format */
+static int dry_run_geometry(const struct bfs_cmd *cmd, const struct format_args *a,
+			    u64 *size, unsigned *sector)
+{
+	struct bfs_dev *dev;
+	int ret;
+
+	*size = a->size;
+	*sector = 512;
+	ret = bfs_dev_open(a->path, BFS_DEV_RDONLY | BFS_DEV_NOLOCK, &dev);
+	if (ret == -ENOENT && a->size)
+		return 0;
+	if (ret)
+		return bfs_cmd_error(cmd, "cannot open '%s': %s", a->path, strerror(-ret));
+	*sector = bfs_dev_sector_size(dev);
+	if (!a->size || bfs_dev_is_blockdev(dev))
+		*size = bfs_dev_size(dev);
+	bfs_dev_close(dev);
+	return 0;
+}
+
 static int cmd_format(const struct bfs_cmd *cmd, int argc, char **argv)
 {
 	struct format_args a = { 0 };
 	struct bfs_dev *dev = NULL;
 	struct bfs_sb *sb = NULL;
 	char err[BFS_ERR_LEN];
+	unsigned sector;
+	u64 size;
 	int ret;
 
 	ret = parse_args(cmd, argc, argv, &a);
-	if (ret)
-		return ret;
-	ret = prepare_image(cmd, &a);
 	/* a dry run reports what a real run would refuse, too */
 	if (!ret)
 		ret = check_target(cmd, &a);
-	if (!ret)
-		ret = open_target(cmd, &a, &dev);
+	if (ret)
+		return ret;
+	if (a.dry_run) {
+		ret = dry_run_geometry(cmd, &a, &size, &sector);
+	} else {
+		ret = prepare_image(cmd, &a);
+		if (!ret)
+			ret = open_target(cmd, &a, &dev);
+		if (!ret) {
+			size = bfs_dev_size(dev);
+			sector = bfs_dev_sector_size(dev);
+		}
+	}
 	if (ret)
 		return ret;
 
@@ -310,7 +355,7 @@ static int cmd_format(const struct bfs_cmd *cmd, int argc, char **argv)
 		ret = bfs_cmd_error(cmd, "out of memory");
 		goto out;
 	}
-	if (bfs_sb_layout(&a.opts, bfs_dev_size(dev), bfs_dev_sector_size(dev), sb, err)) {
+	if (bfs_sb_layout(&a.opts, size, sector, sb, err)) {
 		ret = bfs_cmd_error(cmd, "%s", err);
 		goto out;
 	}
@@ -326,7 +371,8 @@ static int cmd_format(const struct bfs_cmd *cmd, int argc, char **argv)
 		printf("Done.\n");
 out:
 	free(sb);
-	bfs_dev_close(dev);
+	if (dev)
+		bfs_dev_close(dev);
 	return ret;
 }
 
@@ -350,7 +396,8 @@ const struct bfs_cmd bfs_cmd_format = {
 	"  -f, --force                 overwrite an existing filesystem or partition table\n"
 	"  -N, --dry-run               print what would be made, write nothing\n"
 	"  -q, --quiet                 print nothing but errors\n"
-	"\nSIZE takes a suffix K, M, G, T (powers of 1024).  A mounted or in-use\n"
+	"\nSIZE is in bytes, or with a suffix K, M, G, T, P, E (powers of 1024; KiB\n"
+	"and KB mean the same).  A mounted or in-use\n"
 	"device is refused even with --force.\n",
 	.shortopts = "L:U:fNq",
 	.longopts = format_longopts,

@@ -100,11 +100,11 @@ static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 	}
 	ret = bfs_fsck_run(&f);
 	if (ret <= BFS_FSCK_CORRECTED)
-		printf("%s%s: %s%u problem%s found, %u fixed\n", prefix, argv[optind],
+		printf("%s: %s%u problem%s found, %u fixed\n", argv[optind],
 		       ret == BFS_FSCK_OK ? "clean, " : "", f.nr_problems,
 		       f.nr_problems == 1 ? "" : "s", f.nr_fixed);
 	else if (ret == BFS_FSCK_UNCORRECTED)
-		printf("%s%s: %u problem%s found, %u left unfixed\n", prefix, argv[optind],
+		printf("%s: %u problem%s found, %u left unfixed\n", argv[optind],
 		       f.nr_problems, f.nr_problems == 1 ? "" : "s", f.nr_unfixed);
 	bfs_fsck_release(&f);
 	bfs_dev_close(f.dev);

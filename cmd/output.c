@@ -183,18 +183,51 @@ static void print_text(const struct bfs_out *o, FILE *f)
 
 /* ---- JSON ---- */
 
-static void json_string(const char *s, FILE *f)
+/* length of the valid UTF-8 sequence at @p, or 0 */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n, i;
+	u32 cp;
+
+	if (*p < 0x80)
+		return 1;
+	if ((*p & 0xe0) == 0xc0)
+		n = 2, cp = *p & 0x1f;
+	else if ((*p & 0xf0) == 0xe0)
+		n = 3, cp = *p & 0x0f;
+	else if ((*p & 0xf8) == 0xf0)
+		n = 4, cp = *p & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* no overlong forms, surrogates or values past U+10FFFF */
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+void out_json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
 	fputc('"', f);
-	for (; *p; p++) {
+	while (*p) {
+		size_t n = utf8_len(p);
+
 		if (*p == '"' || *p == '\\')
 			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
+		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(f, "\\u%04x", *p);
+		else if (n)
+			fwrite(p, 1, n, f);
 		else
-			fputc(*p, f);
+			fputs("\\ufffd", f);	/* not UTF-8: JSON must stay valid */
+		p += n ? n : 1;
 	}
 	fputc('"', f);
 }
@@ -207,7 +240,7 @@ static void json_value(const struct out_row *r, FILE *f)
 
 	switch (r->kind) {
 	case OUT_STR:
-		json_string(r->str, f);
+		out_json_string(f, r->str);
 		break;
 	case OUT_U64:
 	case OUT_SIZE:
@@ -219,7 +252,7 @@ static void json_value(const struct out_row *r, FILE *f)
 	case OUT_TIME:
 		t = (time_t)(r->num / 1000000000ULL);
 		if (gmtime_r(&t, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm))
-			json_string(buf, f);
+			out_json_string(f, buf);
 		else
 			fputs("null", f);
 		break;
@@ -252,7 +285,7 @@ static void print_json(const struct bfs_out *o, FILE *f)
 		fprintf(f, "%s\n%*s", first ? "" : ",", (depth + 1) * 2, "");
 		first = false;
 		if (!in_array[depth]) {
-			json_string(r->key, f);
+			out_json_string(f, r->key);
 			fputs(": ", f);
 		}
 		if (r->kind == OUT_OBJECT || r->kind == OUT_ARRAY) {

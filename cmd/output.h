@@ -58,6 +58,8 @@ void out_end(struct bfs_out *o);
 void out_note(struct bfs_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void out_print(const struct bfs_out *o, FILE *f, bool json);
+/* @s as a JSON string: valid UTF-8 kept, other bytes become U+FFFD */
+void out_json_string(FILE *f, const char *s);
 void out_free(struct bfs_out *o);
 
 #endif

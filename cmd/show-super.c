@@ -123,16 +123,18 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 	describe_fields(o, sb);
 }
 
-/* --all: the state of every copy this device should have */
-static void describe_copies(struct bfs_out *o, struct bfs_dev *dev)
+/* --all: the state of every copy the superblock lists (what fsck checks) */
+static void describe_copies(struct bfs_out *o, struct bfs_dev *dev, const struct bfs_sb *sb)
 {
 	u64 offs[BFS_SB_MAX_COPIES];
-	unsigned nr = bfs_sb_copy_offsets(bfs_dev_size(dev), offs), i;
+	unsigned nr = sb->nr_copies, i;
 	struct bfs_sb *buf = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
 	char err[BFS_ERR_LEN];
 
 	if (!buf)
 		return;
+	for (i = 0; i < nr; i++)
+		offs[i] = le64_to_cpu(sb->copy_offset[i]);
 	out_array(o, "copy_status", "Copy status");
 	for (i = 0; i < nr; i++) {
 		int ret;
@@ -200,7 +202,7 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 	o.rows[o.nr - 1].flags |= OUT_JSON_ONLY;
 	describe_sb(&o, h.sb);
 	if (all)
-		describe_copies(&o, dev);
+		describe_copies(&o, dev, h.sb);
 	out_print(&o, stdout, json);
 	out_free(&o);
 	bfs_sb_handle_release(&h);

@@ -49,6 +49,11 @@ int bfs_sb_layout(const struct bfs_format_opts *opts, u64 dev_size,
  * read from disk, @dev_size the current device size (0: don't check).
  */
 int bfs_sb_validate(const struct bfs_sb *sb, size_t buf_bytes, u64 dev_size, char *err);
+/*
+ * May this code write to a filesystem with superblock @sb?  -EROFS (and a
+ * message) when it has ro_compat features this code does not know.
+ */
+int bfs_sb_check_writable(const struct bfs_sb *sb, char *err);
 /* checksum of an encoded superblock (covers bytes [16, bytes)) */
 u64 bfs_sb_csum(const struct bfs_sb *sb);
 

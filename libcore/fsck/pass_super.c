@@ -54,16 +54,14 @@ int bfs_fsck_pass_super(struct bfs_fsck *f)
 		/* nothing to check against: an operational error, as e2fsck has it */
 		return ret == -EUCLEAN ? -ENOENT : ret;
 	}
+	if (f->mode != BFS_FSCK_MODE_NO && bfs_sb_check_writable(f->sb.sb, err)) {
+		bfs_fsck_printf(f, "%s; check with -n", err);
+		return -EROFS;
+	}
 	if (f->sb.used_backup &&
 	    bfs_fix_problem(f, PR_SB_PRIMARY_INVALID, "%s; backup copy %u at offset %llu is valid",
 			    f->sb.primary_err, f->sb.copy, (unsigned long long)f->sb.offset))
 		rewrite = true;
-	if (le64_to_cpu(f->sb.sb->dev_size) > bfs_dev_size(f->dev)) {
-		bfs_fix_problem(f, PR_SB_DEV_SIZE_SHRUNK, "filesystem %llu bytes, device %llu",
-				(unsigned long long)le64_to_cpu(f->sb.sb->dev_size),
-				(unsigned long long)bfs_dev_size(f->dev));
-		return -EUCLEAN;
-	}
 	ret = check_copies(f, &rewrite);
 	if (ret || !rewrite)
 		return ret;

@@ -25,9 +25,7 @@ static const struct bfs_problem problems[PR_NR] = {
 	[PR_SB_BACKUP_INVALID] = {
 		"backup superblock is invalid", "Rewrite it", PR_PREEN_OK },
 	[PR_SB_BACKUP_STALE] = {
-		"backup superblock is older than the primary", "Update it", PR_PREEN_OK },
-	[PR_SB_DEV_SIZE_SHRUNK] = {
-		"device is smaller than the filesystem", "Abort", 0 },
+		"backup superblock differs from the primary", "Update it", PR_PREEN_OK },
 };
 
 void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)

@@ -58,19 +58,76 @@ io_err:
 	return ret;
 }
 
-/* candidate backup offsets: the fixed ones for this device size */
-static unsigned backup_offsets(struct bfs_dev *dev, u64 offs[BFS_SB_MAX_COPIES])
+struct sb_search {
+	struct bfs_sb *best;
+	unsigned best_copy;
+	u64 best_offset;
+	u64 tried[2 * BFS_SB_MAX_COPIES];
+	unsigned nr_tried;
+	bool any_magic;		/* some copy looked like bfs: damage, not "not bfs" */
+};
+
+static bool already_tried(struct sb_search *s, u64 offset)
 {
-	return bfs_sb_copy_offsets(bfs_dev_size(dev), offs);
+	unsigned i;
+
+	for (i = 0; i < s->nr_tried; i++)
+		if (s->tried[i] == offset)
+			return true;
+	if (s->nr_tried < ARRAY_SIZE(s->tried))
+		s->tried[s->nr_tried++] = offset;
+	return false;
+}
+
+/* read the backup at @offset; keep it if it is the newest valid one so far */
+static void try_backup(struct bfs_dev *dev, struct sb_search *s, unsigned copy, u64 offset)
+{
+	char err[BFS_ERR_LEN];
+	struct bfs_sb *cand;
+	int ret;
+
+	if (already_tried(s, offset))
+		return;
+	cand = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+	if (!cand)
+		return;
+	memset(cand, 0, BFS_SB_MAX_BYTES);
+	ret = bfs_sb_read_copy(dev, offset, cand, err);
+	s->any_magic |= ret != -ENODATA;
+	if (!ret && (!s->best || le64_to_cpu(cand->seq) > le64_to_cpu(s->best->seq))) {
+		bfs_free(s->best);
+		s->best = cand;
+		s->best_copy = copy;
+		s->best_offset = offset;
+		return;
+	}
+	bfs_free(cand);
+}
+
+/*
+ * Backups: the fixed offsets for the current device size, then the offsets
+ * a valid backup itself lists (they differ when the device has grown since
+ * format, which moves the computed end-of-device location).
+ */
+static void search_backups(struct bfs_dev *dev, struct sb_search *s)
+{
+	u64 offs[BFS_SB_MAX_COPIES];
+	unsigned nr = bfs_sb_copy_offsets(bfs_dev_size(dev), offs), i;
+
+	already_tried(s, BFS_SB_OFFSET);
+	for (i = 1; i < nr; i++)
+		try_backup(dev, s, i, offs[i]);
+	if (!s->best)
+		return;
+	for (i = 1; i < s->best->nr_copies; i++)
+		try_backup(dev, s, i, le64_to_cpu(s->best->copy_offset[i]));
 }
 
 int bfs_sb_read(struct bfs_dev *dev, struct bfs_sb_handle *h, char *err)
 {
-	u64 offs[BFS_SB_MAX_COPIES];
-	struct bfs_sb *buf, *best = NULL;
-	unsigned nr, i, best_copy = 0;
-	char copy_err[BFS_ERR_LEN];
-	int ret, first_backup_ret = 0;
+	struct sb_search s = { 0 };
+	struct bfs_sb *buf;
+	int ret;
 
 	memset(h, 0, sizeof(*h));
 	buf = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
@@ -83,50 +140,25 @@ int bfs_sb_read(struct bfs_dev *dev, struct bfs_sb_handle *h, char *err)
 		h->offset = BFS_SB_OFFSET;
 		return 0;
 	}
+	bfs_free(buf);
 	h->primary_ret = ret;
 	/* an unsupported but valid primary is final: a backup would be older */
 	if (ret == -EPROTONOSUPPORT) {
 		if (err)
 			snprintf(err, BFS_ERR_LEN, "%s", h->primary_err);
-		bfs_free(buf);
 		return ret;
 	}
-
-	nr = backup_offsets(dev, offs);
-	for (i = 1; i < nr; i++) {
-		struct bfs_sb *cand = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
-		int r;
-
-		if (!cand)
-			break;
-		memset(cand, 0, BFS_SB_MAX_BYTES);
-		r = bfs_sb_read_copy(dev, offs[i], cand, copy_err);
-		if (r) {
-			if (!first_backup_ret)
-				first_backup_ret = r;
-			bfs_free(cand);
-			continue;
-		}
-		if (!best || le64_to_cpu(cand->seq) > le64_to_cpu(best->seq)) {
-			bfs_free(best);
-			best = cand;
-			best_copy = i;
-			h->offset = offs[i];
-		} else {
-			bfs_free(cand);
-		}
-	}
-	bfs_free(buf);
-	if (!best) {
+	s.any_magic = ret != -ENODATA;
+	search_backups(dev, &s);
+	if (!s.best) {
 		if (err)
 			snprintf(err, BFS_ERR_LEN, "%s%s", h->primary_err,
-				 h->primary_ret == -ENODATA && first_backup_ret == -ENODATA ?
-				 "" : "; no valid backup superblock either");
-		return h->primary_ret == -ENODATA && first_backup_ret == -ENODATA ?
-			-ENODATA : h->primary_ret;
+				 s.any_magic ? "; no valid backup superblock either" : "");
+		return s.any_magic ? (ret == -ENODATA ? -EUCLEAN : ret) : -ENODATA;
 	}
-	h->sb = best;
-	h->copy = best_copy;
+	h->sb = s.best;
+	h->copy = s.best_copy;
+	h->offset = s.best_offset;
 	h->used_backup = true;
 	return 0;
 }

@@ -207,13 +207,23 @@ static int validate_fields(const struct bfs_sb *sb, char *err)
 				      "required section type %u is not supported",
 				      type & ~BFS_SB_FIELD_REQUIRED);
 		for (i = 0; i < nr_seen; i++)
-			if (seen_types[i] == type)
-				return bad("section type %u appears twice", type);
+			if (seen_types[i] == (type & ~BFS_SB_FIELD_REQUIRED))
+				return bad("section type %u appears twice", type & ~BFS_SB_FIELD_REQUIRED);
 		if (nr_seen == ARRAY_SIZE(seen_types))
 			return bad("more than %zu sections", ARRAY_SIZE(seen_types));
-		seen_types[nr_seen++] = type;
+		seen_types[nr_seen++] = type & ~BFS_SB_FIELD_REQUIRED;
 		p += (size_t)u64s * 8;
 	}
+	return 0;
+}
+
+int bfs_sb_check_writable(const struct bfs_sb *sb, char *err)
+{
+	u64 unknown = le64_to_cpu(sb->ro_compat) & ~BFS_FEAT_RO_COMPAT_KNOWN;
+
+	if (unknown)
+		return sb_err(err, -EROFS, "unsupported ro_compat features 0x%llx: "
+			      "read-only access only", ull(unknown));
 	return 0;
 }
 

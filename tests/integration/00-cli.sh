@@ -44,4 +44,42 @@ expect_ok ./fsck.bfs -n alias.img
 contains out "clean"
 expect_ok ./mkfs.bfs --help
 contains out "usage: bfs format"
+
+note "bash completion (generated from the command table)"
+if [ -f /usr/share/bash-completion/bash_completion ]; then
+	cat > comp.bash <<EOS
+source /usr/share/bash-completion/bash_completion
+source "$REPO/bash-completion/bfs"
+complete_line() {
+	COMP_LINE="\$*"; COMP_POINT=\${#COMP_LINE}; read -ra COMP_WORDS <<< "\$COMP_LINE"
+	[[ "\$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
+	COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _bfs; echo "\${COMPREPLY[*]}"
+}
+complete_line bfs sh
+complete_line bfs format --dry
+complete_line bfs show --j
+complete_line mkfs.bfs --lab
+complete_line fsck.bfs -
+complete_line bfs help show
+EOS
+	bash comp.bash > out 2>err || fail "completion script failed: $(cat err)"
+	[ "$(sed -n 1p out)" = "show-super" ] || fail "command completion: $(sed -n 1p out)"
+	[ "$(sed -n 2p out)" = "--dry-run" ] || fail "option completion: $(sed -n 2p out)"
+	[ "$(sed -n 3p out)" = "--json" ] || fail "prefix command completion: $(sed -n 3p out)"
+	[ "$(sed -n 4p out)" = "--label" ] || fail "mkfs.bfs completion: $(sed -n 4p out)"
+	sed -n 5p out | grep -q -- "--yes" || fail "fsck.bfs completion: $(sed -n 5p out)"
+	[ "$(sed -n 6p out)" = "show-super" ] || fail "help completion: $(sed -n 6p out)"
+else
+	echo "bash-completion not installed: completion not exercised"
+fi
+
+note "make install honours DESTDIR and PREFIX"
+make -s -C "$REPO" B="$(dirname "$BFS")" install DESTDIR="$PWD/root" PREFIX=/usr >out 2>&1 ||
+	{ cat out; fail "make install"; }
+for f in usr/sbin/bfs usr/sbin/mkfs.bfs usr/sbin/fsck.bfs usr/share/man/man8/bfs.8 \
+	 usr/share/man/man8/bfs-format.8 usr/share/bash-completion/completions/bfs \
+	 usr/share/bash-completion/completions/mkfs.bfs; do
+	[ -e "root/$f" ] || fail "make install did not install $f"
+done
+expect_ok root/usr/sbin/mkfs.bfs --help
 echo ok

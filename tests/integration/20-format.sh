@@ -80,8 +80,17 @@ expect_rc 1 "$BFS" format missing.img
 contains err "does not exist"
 mkdir adir
 expect_rc 1 "$BFS" format adir
-expect_rc 1 "$BFS" format --size 1M img
+expect_rc 1 "$BFS" format --force --size 1M img
 contains err "larger than --size"
+expect_rc 2 "$BFS" format --force --journal-buckets 1K img
+contains err "invalid journal bucket count"
+expect_rc 1 "$BFS" format --dry-run --size 1T img
+contains err "contains a bfs filesystem"
+expect_ok "$BFS" format --force --dry-run --size 1T img
+contains out "(1 TiB)"
+expect_ok "$BFS" format --dry-run --size 64G new.img
+contains out "(64 GiB)"
+[ ! -e new.img ] || fail "dry run created new.img"
 
 note "an ext4 image is refused, then overwritten with --force"
 if command -v mkfs.ext4 >/dev/null; then
@@ -90,6 +99,8 @@ if command -v mkfs.ext4 >/dev/null; then
 	mkfs.ext4 -q -F -L oldfs ext.img || fail "mkfs.ext4"
 	expect_rc 1 "$BFS" format ext.img
 	contains err "contains a ext4 filesystem labelled 'oldfs'"
+	expect_rc 1 "$BFS" format --size 128M ext.img
+	[ "$(stat -c %s ext.img)" -eq $((64 << 20)) ] || fail "a refused format grew the image"
 	expect_rc 1 "$BFS" format -N ext.img
 	expect_ok "$BFS" format --force ext.img
 	expect_ok "$BFS" show-super ext.img

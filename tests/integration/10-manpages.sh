@@ -1,0 +1,272 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Man pages and bash completion agree with the command table.
+#
+#   sh tests/integration/10-manpages.sh /path/to/bfs
+#
+# For every command that `bfs --help` lists:
+#   - doc/bfs-NAME.8 exists and doc/bfs.8 refers to it;
+#   - groff -man -ww -z gives no warning (skipped, with a message, if groff
+#     is missing; every other doc/*.8 is checked too);
+#   - the first line of the man page's SYNOPSIS, with the formatting
+#     stripped, equals the usage line of `bfs NAME --help` after "usage: ".
+# And bash-completion/bfs is exactly the output of `bfs completion`.
+#
+# Every failure is printed as "FAIL: ..."; the exit status is 1 if any check
+# failed, 2 if the test could not run at all.
+
+set -u
+
+me=10-manpages
+die() {
+	echo "$me: ERROR: $*" >&2
+	exit 2
+}
+
+[ $# -eq 1 ] || die "usage: sh $0 /path/to/bfs"
+bfs=$1
+case $bfs in
+/*) ;;
+*) bfs=$(pwd)/$bfs ;;
+esac
+[ -x "$bfs" ] || die "'$bfs' is not an executable file (build it with 'make')"
+
+root=$(cd "$(dirname "$0")/../.." && pwd) || die "cannot find the repository root"
+[ -d "$root/doc" ] || die "no doc/ directory in '$root'"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bfs-manpages.XXXXXX") || die "mktemp failed"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 2' HUP INT TERM
+
+failures=0
+checks=0
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+pass() {
+	checks=$((checks + 1))
+}
+
+if command -v groff >/dev/null 2>&1; then
+	have_groff=1
+else
+	have_groff=0
+	echo "$me: groff not found: skipping the groff warning checks"
+fi
+
+# The first line of the SYNOPSIS section of man page $1 as groff would fill
+# it, with fonts and escapes stripped: macro and text lines are joined with
+# spaces up to the first break (.br, .PP, a blank line, ...).  Handles the
+# font macros .B .I .R (arguments joined by spaces) and .BR .RB .IR .RI .BI
+# .IB (arguments joined without spaces).  Any other macro before the first
+# break is reported as "?MACRO?" so that the comparison fails visibly.
+synopsis_from_source() {
+	awk '
+	function splitargs(s, a,    n, i, c, cur, inq, have) {
+		n = 0; cur = ""; inq = 0; have = 0
+		for (i = 1; i <= length(s); i++) {
+			c = substr(s, i, 1)
+			if (inq) {
+				if (c == "\"") {
+					if (substr(s, i + 1, 1) == "\"") { cur = cur "\""; i++ }
+					else inq = 0
+				} else cur = cur c
+			} else if (c == "\"" && !have) {
+				inq = 1; have = 1
+			} else if (c == " " || c == "\t") {
+				if (have) { a[++n] = cur; cur = ""; have = 0 }
+			} else {
+				cur = cur c; have = 1
+			}
+		}
+		if (have) a[++n] = cur
+		return n
+	}
+	function clean(s) {
+		gsub(/\\f\[[^]]*\]/, "", s)
+		gsub(/\\f\([A-Za-z][A-Za-z]/, "", s)
+		gsub(/\\f[A-Za-z1-4]/, "", s)
+		gsub(/\\-/, "-", s)
+		gsub(/\\&/, "", s)
+		gsub(/\\[|^]/, "", s)
+		gsub(/\\[ ~]/, " ", s)
+		return s
+	}
+	function add(s) {
+		s = clean(s)
+		if (s != "") out = (out == "" ? s : out " " s)
+	}
+	BEGIN { insyn = 0; done = 0; out = "" }
+	done { next }
+	/^\.SH([ \t]|$)/ {
+		if (insyn) { done = 1; next }
+		h = $0; sub(/^\.SH[ \t]*/, "", h); gsub(/"/, "", h)
+		if (h == "SYNOPSIS") insyn = 1
+		next
+	}
+	!insyn { next }
+	/^[.\047][ \t]*\\"/ { next }
+	/^[.\047][ \t]*$/ { next }
+	/^[ \t]*$/ { if (out != "") done = 1; next }
+	/^[.\047]/ {
+		m = $0; sub(/^[.\047][ \t]*/, "", m); sub(/[ \t].*/, "", m)
+		rest = $0; sub(/^[.\047][ \t]*[^ \t]*[ \t]*/, "", rest)
+		if (m ~ /^(br|PP|P|LP|sp|TP|IP|HP|SS|RS|RE|nf|fi|EX|EE|in|ti|ad|na|nh|hy)$/) {
+			if (out != "") done = 1
+			next
+		}
+		n = splitargs(rest, a)
+		s = ""
+		if (m ~ /^(B|I|R|SM|SB)$/) {
+			for (i = 1; i <= n; i++) s = s (i > 1 ? " " : "") a[i]
+		} else if (m ~ /^(BR|RB|IR|RI|BI|IB)$/) {
+			for (i = 1; i <= n; i++) s = s a[i]
+		} else {
+			s = "?" m "?"
+		}
+		add(s)
+		next
+	}
+	{ add($0) }
+	END {
+		gsub(/[ \t]+/, " ", out); sub(/^ /, "", out); sub(/ $/, "", out)
+		print out
+	}' "$1"
+}
+
+# The same line as groff renders it (plain ASCII, a very long line length so
+# nothing wraps), to make sure the stripping above matches what readers see.
+synopsis_rendered() {
+	groff -man -Tascii -P-cbou -rLL=400n "$1" 2>/dev/null | awk '
+		/^SYNOPSIS/ { on = 1; next }
+		on && NF { sub(/^[ \t]+/, ""); sub(/[ \t]+$/, ""); gsub(/[ \t]+/, " "); print; exit }'
+}
+
+trim() {
+	printf '%s\n' "$1" | sed 's/[[:space:]]*$//'
+}
+
+# ---- the command list ----
+
+if ! "$bfs" --help >"$tmp/help" 2>"$tmp/help.err"; then
+	die "'$bfs --help' failed: $(cat "$tmp/help.err")"
+fi
+cmds=$(awk '
+	/commands are:/ { on = 1; next }
+	on && /^  [a-z][-a-z0-9]*( |$)/ { print $1; next }
+	on && /^See / { exit }' "$tmp/help")
+[ -n "$cmds" ] || die "could not parse any command from '$bfs --help':
+$(cat "$tmp/help")"
+cmd_list=$(printf '%s\n' "$cmds" | tr '\n' ' ')
+echo "$me: commands: $cmd_list"
+
+# ---- groff warnings, every page ----
+
+if [ "$have_groff" = 1 ]; then
+	for page in "$root"/doc/*.8; do
+		[ -e "$page" ] || continue
+		rel=${page#"$root"/}
+		if ! groff -man -ww -z "$page" >"$tmp/groff" 2>&1 || [ -s "$tmp/groff" ]; then
+			fail "$rel: groff -man -ww -z reports:"
+			sed 's/^/    /' "$tmp/groff"
+		else
+			pass
+		fi
+	done
+fi
+
+# ---- per command ----
+
+overview=$root/doc/bfs.8
+[ -f "$overview" ] || fail "doc/bfs.8 (the overview page) is missing"
+
+for name in $cmds; do
+	page=$root/doc/bfs-$name.8
+	rel=doc/bfs-$name.8
+
+	if [ ! -f "$page" ]; then
+		fail "$rel is missing: every command in 'bfs --help' needs a man page"
+		continue
+	fi
+	pass
+
+	# the overview refers to it as .BR bfs\-NAME (8)
+	esc=$(printf '%s' "$name" | sed 's/-/\\\\-/g')
+	if [ -f "$overview" ] && ! grep -q "^\.BR bfs\\\\-$esc (8)" "$overview"; then
+		fail "doc/bfs.8 does not refer to bfs-$name(8) (expected a line '.BR bfs\\-$esc (8)')"
+	else
+		pass
+	fi
+
+	if ! "$bfs" "$name" --help >"$tmp/cmdhelp" 2>"$tmp/cmdhelp.err"; then
+		fail "'bfs $name --help' failed: $(cat "$tmp/cmdhelp.err")"
+		continue
+	fi
+	usage=$(sed -n 1p "$tmp/cmdhelp")
+	case $usage in
+	"usage: bfs $name"*) ;;
+	*)
+		fail "'bfs $name --help' does not start with 'usage: bfs $name': got '$usage'"
+		continue
+		;;
+	esac
+	want=$(trim "${usage#usage: }")
+
+	got=$(synopsis_from_source "$page")
+	if [ -z "$got" ]; then
+		fail "$rel: no SYNOPSIS section, or it is empty"
+		continue
+	fi
+	if [ "$got" != "$want" ]; then
+		fail "$rel: SYNOPSIS does not match 'bfs $name --help'
+    man page: '$got'
+    --help:   '$want'"
+		continue
+	fi
+	pass
+
+	if [ "$have_groff" = 1 ]; then
+		rendered=$(synopsis_rendered "$page")
+		if [ "$rendered" != "$want" ]; then
+			fail "$rel: SYNOPSIS as rendered by groff does not match 'bfs $name --help'
+    rendered: '$rendered'
+    --help:   '$want'"
+		else
+			pass
+		fi
+	fi
+done
+
+# man pages of commands that no longer exist: a warning, not a failure
+for page in "$root"/doc/bfs-*.8; do
+	[ -e "$page" ] || continue
+	name=${page##*/bfs-}
+	name=${name%.8}
+	case " $cmd_list" in
+	*" $name "*) ;;
+	*) echo "$me: warning: doc/bfs-$name.8 documents no command listed by 'bfs --help'" ;;
+	esac
+done
+
+# ---- bash completion ----
+
+completion=$root/bash-completion/bfs
+if ! "$bfs" completion >"$tmp/completion" 2>"$tmp/completion.err"; then
+	fail "'bfs completion' failed: $(cat "$tmp/completion.err")"
+elif [ ! -f "$completion" ]; then
+	fail "bash-completion/bfs does not exist: run 'make completion' to generate it"
+elif ! cmp -s "$completion" "$tmp/completion"; then
+	fail "bash-completion/bfs is stale (differs from 'bfs completion'): run 'make completion'"
+	diff -u "$completion" "$tmp/completion" | head -40 | sed 's/^/    /'
+else
+	pass
+fi
+
+if [ "$failures" -ne 0 ]; then
+	echo "$me: $failures check(s) FAILED ($checks passed)"
+	exit 1
+fi
+echo "$me: all $checks checks passed"
+exit 0
