@@ -29,6 +29,9 @@ LIB_SRCS := $(filter-out $(LIB_EXCLUDE),$(sort $(shell find libcore -name '*.c')
 CMD_SRCS := $(filter-out $(CMD_EXCLUDE),$(sort $(wildcard cmd/*.c)))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_HELPERS := $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+# small programs the integration tests use (tests/tools/NAME.c -> bfs-NAME)
+TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(B)/tests/bfs-%)
 
 LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
 CMD_OBJS := $(CMD_SRCS:%.c=$(B)/%.o)
@@ -67,15 +70,31 @@ $(B)/tests/%: $(B)/tests/unit/%.o $(UNIT_HELPER_OBJS) $(B)/libcore.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(UNIT_HELPER_OBJS) $(B)/libcore.a $(CHECK_LIBS) $(LDLIBS_ALL)
 
+$(B)/tests/bfs-%: $(B)/tests/tools/%.o $(B)/libcore.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $< $(B)/libcore.a $(LDLIBS_ALL)
+
 unit-tests: $(UNIT_BINS)
 
 unit-check: $(UNIT_BINS)
 	@sh tests/run-unit.sh $(UNIT_BINS)
 
+# the sanitizer build runs a shorter crash workload: same code paths, less time
 asan-check:
-	$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" unit-check
+	BFS_CRASH_OPS=20000 BFS_CRASH_MAX_FLUSH_STATES=30 \
+		$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" unit-check
 
-integration-check: $(B)/bfs
+# long crash-consistency runs: SEEDS="1 2 3" OPS=1000000
+SEEDS ?= 1 2 3 4
+OPS ?= 1000000
+crash-soak: $(B)/tests/test_crash
+	@for s in $(SEEDS); do echo "== seed $$s"; \
+	BFS_CRASH_SEED=$$s BFS_CRASH_OPS=$(OPS) BFS_CRASH_MAX_FLUSH_STATES=400 \
+	BFS_CRASH_RANDOM_STATES=4 BFS_CRASH_DEV_MB=512 CK_FORK=no \
+	$(B)/tests/test_crash || exit 1; done
+
+integration-check: $(B)/bfs $(TOOL_BINS)
 	@sh tests/run-integration.sh $(B)/bfs
 
 check: all

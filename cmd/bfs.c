@@ -17,6 +17,7 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_format,
 	&bfs_cmd_show_super,
 	&bfs_cmd_fsck,
+	&bfs_cmd_dump_btree,
 	&bfs_cmd_completion,
 	NULL,
 };

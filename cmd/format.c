@@ -293,7 +293,7 @@ static int write_fs(const struct bfs_cmd *cmd, const struct format_args *a,
 		if (ret)
 			return bfs_cmd_error(cmd, "cannot wipe old signatures: %s", strerror(-ret));
 	}
-	ret = bfs_mkfs_write(dev, sb);
+	ret = bfs_mkfs(dev, sb);
 	if (ret)
 		return bfs_cmd_error(cmd, "writing the filesystem failed: %s", strerror(-ret));
 	return 0;

@@ -9,6 +9,7 @@ static const struct {
 	int (*fn)(struct bfs_fsck *f);
 } passes[] = {
 	{ "superblock", bfs_fsck_pass_super },
+	{ "btrees", bfs_fsck_pass_btree },
 };
 
 int bfs_fsck_run(struct bfs_fsck *f)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define PR_PREEN_OK	(1 << 0)	/* safe to fix without asking */
+#define PR_NO_FIX	(1 << 1)	/* no repair exists yet: always left unfixed */
 
 struct bfs_problem {
 	const char *message;
@@ -26,6 +27,12 @@ static const struct bfs_problem problems[PR_NR] = {
 		"backup superblock is invalid", "Rewrite it", PR_PREEN_OK },
 	[PR_SB_BACKUP_STALE] = {
 		"backup superblock differs from the primary", "Update it", PR_PREEN_OK },
+	[PR_JOURNAL_UNREPLAYABLE] = {
+		"journal is damaged", "Check the btrees without it", 0 },
+	[PR_BTREE_UNREADABLE] = {
+		"btree cannot be walked", "Ignore", PR_NO_FIX },
+	[PR_BTREE_DAMAGED] = {
+		"btree is damaged", "Ignore", PR_NO_FIX },
 };
 
 void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
@@ -52,6 +59,11 @@ bool bfs_fix_problem(struct bfs_fsck *f, enum bfs_problem_code code, const char 
 	va_end(ap);
 	f->nr_problems++;
 	bfs_fsck_printf(f, "%s: %s", p->message, detail);
+	if (p->flags & PR_NO_FIX) {
+		bfs_fsck_printf(f, "(no repair for this yet: left as it is)");
+		f->nr_unfixed++;
+		return false;
+	}
 
 	switch (f->mode) {
 	case BFS_FSCK_MODE_NO:

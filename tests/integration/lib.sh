@@ -3,6 +3,8 @@
 set -u
 BFS=${1:?usage: $0 /path/to/bfs}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+# test helper programs built next to bfs (tests/tools/)
+TOOLS=$(cd "$(dirname "$BFS")/tests" 2>/dev/null && pwd)
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "skipped: $*"; exit 77; }

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Btree access: iterators, transactions and whole-tree tools
+ * (libcore/btree/).  See doc/format/btree.md for the design.
+ *
+ * Iterators see committed data only (not the pending updates of a
+ * transaction).  They hold no lock between calls: every peek/next/prev copies
+ * the key into the iterator, so the returned pointer is valid until the next
+ * call on the same iterator, and a thread holding an iterator may commit.
+ *
+ * Positions: for ordinary btrees peek returns the first key >= pos and next
+ * moves past it.  For extent btrees peek returns the first extent whose END
+ * is > pos (i.e. the extent containing pos.offset, or the next one) and next
+ * continues from that extent's end.  prev walks backwards: it returns the
+ * last key whose position is < the iterator position (extents: the last
+ * extent ending at or before it) and moves the iterator to that key
+ * (extents: to its start).
+ *
+ * Transactions collect updates to any btrees and apply them in one commit:
+ * one journal entry (atomic after a crash), visible to readers once commit
+ * returns.  Updates are applied in the order given.  In extent btrees an
+ * insert trims or splits the extents it overlaps; a BFS_KEY_DELETED key with
+ * a size deletes that range.
+ *
+ * Errors: -ENOENT (no key), -EUCLEAN (corrupt node, message via bfs_err()),
+ * -ENOSPC (no space for new nodes; nothing was changed), -E2BIG (key too big
+ * for a node), -EINVAL (bad key), -EROFS, -ENOMEM, -EIO.
+ */
+#ifndef BFS_BTREE_H
+#define BFS_BTREE_H
+
+#include "btree_format.h"
+
+struct bfs_core;
+struct btree_node;
+
+const char *bfs_btree_id_name(unsigned id);
+/* largest key (in u64s) a node of this filesystem holds */
+u32 bfs_btree_max_key_u64s(struct bfs_core *c);
+
+/* ---- iterators ---- */
+
+enum bfs_iter_flags {
+	BFS_ITER_PREFETCH	= 1 << 0,	/* sequential scan: read the next leaves ahead */
+};
+
+struct bfs_btree_iter {
+	/* all private */
+	struct bfs_core *c;
+	u8	btree_id;
+	unsigned flags;
+	struct bfs_bpos pos;
+	struct btree_node *leaf;	/* referenced, not locked */
+	u32	idx;			/* position in leaf when leaf_mod_seq matches */
+	u64	leaf_mod_seq;
+	u32	leaves_seen;
+	bool	valid;			/* k holds the last key returned */
+	struct bfs_bkey *k;		/* copy of the current key */
+	size_t	k_cap;
+	u64	inline_k[16];
+};
+
+void bfs_btree_iter_init(struct bfs_btree_iter *it, struct bfs_core *c,
+			 enum bfs_btree_id id, struct bfs_bpos pos, unsigned flags);
+void bfs_btree_iter_set_pos(struct bfs_btree_iter *it, struct bfs_bpos pos);
+int bfs_btree_iter_peek(struct bfs_btree_iter *it, const struct bfs_bkey **k);
+int bfs_btree_iter_next(struct bfs_btree_iter *it, const struct bfs_bkey **k);
+int bfs_btree_iter_prev(struct bfs_btree_iter *it, const struct bfs_bkey **k);
+void bfs_btree_iter_exit(struct bfs_btree_iter *it);
+
+/*
+ * Point lookup: copies the key at exactly @pos (extents: the extent
+ * containing pos.offset) into @buf.  -ENOENT if none, -ENOBUFS if @buf_len is
+ * too small.
+ */
+int bfs_btree_lookup(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos pos,
+		     void *buf, size_t buf_len);
+
+/* ---- transactions ---- */
+
+struct bfs_trans;
+
+int bfs_trans_begin(struct bfs_core *c, struct bfs_trans **out);
+/* queue an insert/overwrite (the key is copied) */
+int bfs_trans_update(struct bfs_trans *t, enum bfs_btree_id id, const struct bfs_bkey *k);
+/* queue a delete of the key at @pos (not for extent btrees) */
+int bfs_trans_delete(struct bfs_trans *t, enum bfs_btree_id id, struct bfs_bpos pos);
+/* extent btrees: delete [start, end) of @inode in @snapshot */
+int bfs_trans_delete_range(struct bfs_trans *t, enum bfs_btree_id id, u64 inode,
+			   u64 start, u64 end, u32 snapshot);
+/*
+ * Apply every queued update atomically; *seq (may be NULL) is the journal seq
+ * to pass to bfs_core_flush()/durability checks.  The queue is emptied
+ * whether or not it succeeds; on error nothing was applied.
+ */
+int bfs_trans_commit(struct bfs_trans *t, u64 *seq);
+void bfs_trans_end(struct bfs_trans *t);
+
+/* one-update transactions */
+int bfs_btree_insert(struct bfs_core *c, enum bfs_btree_id id, const struct bfs_bkey *k);
+int bfs_btree_delete(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos pos);
+
+/* ---- tools: walking, dumping, checking ---- */
+
+struct bfs_btree_node_info {
+	u8	btree_id;
+	u8	level;
+	u64	offset;			/* device byte offset */
+	u64	seq;
+	struct bfs_bpos min_key;
+	struct bfs_bpos max_key;
+	u32	nr_bsets;		/* on disk */
+	u32	written;		/* bytes on disk */
+	u32	node_size;
+	u32	nr_keys;		/* live keys (merged view) */
+	u64	live_bytes;
+	bool	dirty;
+	int	status;			/* 0, or the error reading it (-EUCLEAN ...) */
+	char	err[256];		/* why status != 0 */
+};
+
+/*
+ * Depth-first walk of every node of btree @id, in key order, parents before
+ * children.  @node_fn is called for every node (also unreadable ones, with
+ * status set); @key_fn (may be NULL) for every live key of every readable
+ * node.  A callback returning non-zero stops the walk and is returned.
+ * Unreadable children are reported and skipped, so a walk of a damaged tree
+ * visits everything that can be reached.
+ */
+int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
+		   int (*node_fn)(void *ctx, const struct bfs_btree_node_info *ni),
+		   int (*key_fn)(void *ctx, const struct bfs_btree_node_info *ni,
+				 const struct bfs_bkey *k),
+		   void *ctx);
+
+/*
+ * Check the whole tree: node checksums and contents (as on every read), that
+ * child ranges tile their parent's range exactly, levels decrease by one,
+ * leaves are all at level 0, keys are in order across nodes.  Returns the
+ * number of problems found (each reported with bfs_err()), or a negative
+ * errno if the walk itself failed.
+ */
+long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id);
+
+struct bfs_btree_stats {
+	u32	depth;			/* levels, 1 = root is a leaf */
+	u64	nodes[BFS_BTREE_MAX_DEPTH];	/* per level */
+	u64	keys;			/* live leaf keys */
+	u64	key_bytes;
+	u64	node_bytes;		/* nodes * node_size */
+};
+
+int bfs_btree_get_stats(struct bfs_core *c, enum bfs_btree_id id, struct bfs_btree_stats *s);
+
+/*
+ * Check one node image (e.g. read by a tool): @buf holds node_size bytes
+ * read from @offset; @ptr (may be NULL) is the pointer that led there.
+ * 0 or -EUCLEAN with the reason in @err (BFS_ERR_LEN).
+ */
+int bfs_btree_node_check(struct bfs_core *c, const void *buf, u64 offset,
+			 const struct bfs_bkey *ptr, char *err);
+
+#endif /* BFS_BTREE_H */

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The open filesystem core: superblock, journal, btrees, node cache and
+ * metadata allocator (libcore/core/).
+ *
+ *   bfs_core_format()  after bfs_sb_layout(): writes an empty root node for
+ *                      every btree and the clean section into *sb (the caller
+ *                      then writes the superblock, with BFS_SB_CLEAN set)
+ *   bfs_core_open()    reads the superblock, opens the journal and replays it
+ *                      unless the filesystem was closed cleanly; a read-write
+ *                      open clears BFS_SB_CLEAN on disk first, so a crash
+ *                      from then on leads to replay
+ *   bfs_core_flush()   everything committed so far becomes durable
+ *   bfs_core_close()   flush, write every dirty node, record the roots in the
+ *                      clean section and set BFS_SB_CLEAN; frees the handle
+ *                      (also on error)
+ *
+ * All functions return 0 or a negative errno; -EUCLEAN means corrupt
+ * metadata (a message naming the place went to bfs_err()), -EROFS a write on
+ * a read-only core or after a fatal error.
+ */
+#ifndef BFS_CORE_H
+#define BFS_CORE_H
+
+#include "btree_format.h"
+#include "dev.h"
+#include "format.h"
+
+struct bfs_core;
+
+struct bfs_core_opts {
+	bool	read_only;	/* never write the device (no replay writes either) */
+	bool	no_replay;	/* ignore the journal: use the clean-section roots
+				   (debugging damaged images; implies read_only) */
+	bool	no_journal;	/* tests: don't use the journal; durability only
+				   at bfs_core_flush()/close (superblock roots) */
+	u64	cache_bytes;	/* node cache budget; 0 = BFS_CORE_DEFAULT_CACHE */
+};
+
+#define BFS_CORE_DEFAULT_CACHE	(256 * MiB)
+
+int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb);
+int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out);
+int bfs_core_close(struct bfs_core *c);
+int bfs_core_flush(struct bfs_core *c);
+/*
+ * Write every dirty node (appending one bset per node), then let the journal
+ * drop everything older.  Runs by itself when the journal or the dirty part of
+ * the cache fills up; exposed for tests and tools.
+ */
+int bfs_core_checkpoint(struct bfs_core *c);
+
+/* the in-memory superblock (valid while the core is open) */
+const struct bfs_sb *bfs_core_sb(struct bfs_core *c);
+struct bfs_dev *bfs_core_dev(struct bfs_core *c);
+
+struct bfs_core_stats {
+	u64	cache_bytes;		/* memory held by cached nodes */
+	u64	cache_budget;
+	u64	cache_nodes;
+	u64	cache_dirty_nodes;
+	u64	cache_hits;
+	u64	cache_misses;
+	u64	cache_evictions;
+	u64	node_reads;
+	u64	node_writes;		/* bset appends + full node writes */
+	u64	node_write_bytes;
+	u64	splits;
+	u64	compactions;
+	u64	merges;
+	u64	checkpoints;
+	u64	commits;
+	u64	replayed_keys;
+	u64	meta_slots_total;	/* node-sized slots usable for metadata */
+	u64	meta_slots_used;
+};
+
+void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s);
+
+#endif /* BFS_CORE_H */

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The filesystem layer (libcore/fs/): a POSIX filesystem on top of the btree
+ * and journal, addressed by inode number like the FUSE low-level API.  The
+ * FUSE mount, fsck, the debug shell and migrate all go through this API.
+ *
+ * Conventions
+ *  - Every function returns 0 (or a byte count) or a negative errno, with the
+ *    errno a POSIX filesystem would give (-ENOENT, -EEXIST, -ENOTDIR,
+ *    -EISDIR, -ENOTEMPTY, -ENAMETOOLONG, -ENOSPC, -EROFS, -EIO, -EINVAL,
+ *    -EXDEV never).  -EUCLEAN: corrupt metadata (message via bfs_err()).
+ *  - Names are byte strings with an explicit length: 1..255 bytes, any byte
+ *    but '/' and NUL; "." and ".." are answered by lookup and readdir but
+ *    never stored.
+ *  - Permission checks are the caller's (the kernel does them with FUSE's
+ *    default_permissions); this layer enforces filesystem semantics only
+ *    (types, emptiness, loops, link limits, sticky/immutable flags are the
+ *    caller's too).
+ *  - Every modifying call is one atomic transaction.  It is durable after
+ *    bfs_fs_fsync() of the inode (or its directory, for entries),
+ *    bfs_fs_sync() or a clean bfs_fs_close().
+ *  - Thread-safe: calls may run concurrently from many threads.
+ *  - Inode numbers are never reused while a stale handle could name them:
+ *    the (ino, generation) pair is unique for the life of the filesystem.
+ */
+#ifndef BFS_FS_H
+#define BFS_FS_H
+
+#include <sys/types.h>
+#include <time.h>
+
+#include "dev.h"
+#include "types.h"
+
+struct bfs_fs;
+
+#define BFS_ROOT_INO		1	/* as FUSE numbers the root */
+#define BFS_NAME_MAX		255
+#define BFS_LINK_MAX		65000
+#define BFS_XATTR_NAME_MAX	255
+#define BFS_XATTR_SIZE_MAX	(64 * 1024)
+#define BFS_SYMLINK_MAX		4095
+
+struct bfs_fs_opts {
+	bool	read_only;	/* no writes at all, not even journal replay */
+	bool	no_replay;	/* damaged journal: open as of the last clean close */
+	u64	cache_bytes;	/* btree node cache; 0 = default */
+};
+
+int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
+/* flush everything, record a clean shutdown, free (also on error) */
+int bfs_fs_close(struct bfs_fs *fs);
+/* make everything done so far durable (sync(2)) */
+int bfs_fs_sync(struct bfs_fs *fs);
+
+struct bfs_stat {
+	u64	ino;
+	u64	generation;
+	u32	mode;		/* S_IFMT | permission bits */
+	u32	uid, gid;
+	u32	nlink;
+	u64	size;
+	u64	blocks;		/* 512-byte units allocated */
+	u64	rdev;
+	u32	blksize;	/* preferred I/O size */
+	u32	flags;		/* BFS_INODE_* below */
+	struct timespec atime, mtime, ctime, btime;
+};
+
+#define BFS_INODE_IMMUTABLE	(1U << 0)
+#define BFS_INODE_APPEND	(1U << 1)
+#define BFS_INODE_NODUMP	(1U << 2)
+#define BFS_INODE_NOATIME	(1U << 3)
+
+/* which fields of struct bfs_setattr to apply */
+#define BFS_SET_MODE		(1U << 0)	/* permission bits only */
+#define BFS_SET_UID		(1U << 1)
+#define BFS_SET_GID		(1U << 2)
+#define BFS_SET_SIZE		(1U << 3)	/* truncate up or down */
+#define BFS_SET_ATIME		(1U << 4)
+#define BFS_SET_MTIME		(1U << 5)
+#define BFS_SET_ATIME_NOW	(1U << 6)
+#define BFS_SET_MTIME_NOW	(1U << 7)
+#define BFS_SET_CTIME		(1U << 8)
+#define BFS_SET_FLAGS		(1U << 9)
+
+struct bfs_setattr {
+	u32	valid;
+	u32	mode, uid, gid, flags;
+	u64	size;
+	struct timespec atime, mtime, ctime;
+};
+
+/* creation: who owns the new inode (the caller applies umask to mode) */
+struct bfs_creds {
+	u32	uid, gid;
+};
+
+int bfs_fs_getattr(struct bfs_fs *fs, u64 ino, struct bfs_stat *st);
+int bfs_fs_setattr(struct bfs_fs *fs, u64 ino, const struct bfs_setattr *sa, struct bfs_stat *st);
+int bfs_fs_lookup(struct bfs_fs *fs, u64 dir, const char *name, size_t len, struct bfs_stat *st);
+
+/* regular files, FIFOs, sockets, character and block devices */
+int bfs_fs_mknod(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 mode, u64 rdev,
+		 const struct bfs_creds *cr, struct bfs_stat *st);
+int bfs_fs_mkdir(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 mode,
+		 const struct bfs_creds *cr, struct bfs_stat *st);
+int bfs_fs_symlink(struct bfs_fs *fs, u64 dir, const char *name, size_t len, const char *target,
+		   const struct bfs_creds *cr, struct bfs_stat *st);
+/* the target into @buf (not NUL-terminated); returns its length */
+ssize_t bfs_fs_readlink(struct bfs_fs *fs, u64 ino, char *buf, size_t size);
+int bfs_fs_link(struct bfs_fs *fs, u64 ino, u64 newdir, const char *name, size_t len,
+		struct bfs_stat *st);
+/*
+ * Remove a name.  An inode whose link count drops to zero lives on while it
+ * is open (bfs_fs_inode_open/release) and is freed at the last release, or
+ * by the next open of the filesystem after a crash (an orphan list).
+ */
+int bfs_fs_unlink(struct bfs_fs *fs, u64 dir, const char *name, size_t len);
+int bfs_fs_rmdir(struct bfs_fs *fs, u64 dir, const char *name, size_t len);
+
+#define BFS_RENAME_NOREPLACE	(1U << 0)
+#define BFS_RENAME_EXCHANGE	(1U << 1)
+/* rename(2) / renameat2(2) semantics, including -EINVAL for moving a directory into itself */
+int bfs_fs_rename(struct bfs_fs *fs, u64 olddir, const char *oldname, size_t oldlen,
+		  u64 newdir, const char *newname, size_t newlen, unsigned flags);
+
+/*
+ * Directory listing from @cookie (0 = start; "." and ".." come first).
+ * @fn gets each entry and the cookie to resume after it; returning non-zero
+ * stops the listing (and is not an error).  Cookies stay valid while the
+ * directory changes: an entry present for the whole listing is returned
+ * exactly once.
+ */
+typedef int (*bfs_filldir_fn)(void *ctx, const char *name, size_t len, u64 ino, u32 type,
+			      u64 next_cookie);
+int bfs_fs_readdir(struct bfs_fs *fs, u64 dir, u64 cookie, bfs_filldir_fn fn, void *ctx);
+
+/* open-file references keep unlinked inodes alive */
+int bfs_fs_inode_open(struct bfs_fs *fs, u64 ino);
+int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino);
+
+/* data: holes read as zeros; a checksum mismatch is -EIO, never wrong data */
+ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off);
+ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off);
+
+#define BFS_FALLOC_KEEP_SIZE	(1U << 0)
+#define BFS_FALLOC_PUNCH_HOLE	(1U << 1)	/* with KEEP_SIZE */
+#define BFS_FALLOC_ZERO_RANGE	(1U << 2)
+int bfs_fs_fallocate(struct bfs_fs *fs, u64 ino, unsigned mode, u64 off, u64 len);
+/* data and metadata of @ino (and, for a directory, its entries) durable */
+int bfs_fs_fsync(struct bfs_fs *fs, u64 ino, bool datasync);
+
+#define BFS_XATTR_CREATE	(1U << 0)
+#define BFS_XATTR_REPLACE	(1U << 1)
+/* names with their namespace prefix: user., trusted., security., system.posix_acl_* */
+int bfs_fs_setxattr(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
+		    size_t size, unsigned flags);
+/* size == 0: return the value's size only; -ERANGE if @size is too small; -ENODATA if none */
+ssize_t bfs_fs_getxattr(struct bfs_fs *fs, u64 ino, const char *name, void *value, size_t size);
+/* NUL-separated names; size == 0 returns the size needed */
+ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size);
+int bfs_fs_removexattr(struct bfs_fs *fs, u64 ino, const char *name);
+
+struct bfs_statfs {
+	u32	bsize;
+	u64	blocks, bfree, bavail;	/* in bsize units */
+	u64	files, ffree;
+	u32	namemax;
+};
+int bfs_fs_statfs(struct bfs_fs *fs, struct bfs_statfs *st);
+
+/* physical map of a file (debug shell, fsck) */
+struct bfs_fs_extent {
+	u64	logical;	/* bytes */
+	u64	len;		/* bytes */
+	u64	physical;	/* device byte offset, 0 for a hole/unwritten */
+	u32	flags;		/* BFS_EXTENT_* */
+};
+#define BFS_EXTENT_COMPRESSED	(1U << 0)
+#define BFS_EXTENT_UNWRITTEN	(1U << 1)	/* fallocated, reads as zeros */
+int bfs_fs_map(struct bfs_fs *fs, u64 ino, int (*fn)(void *ctx, const struct bfs_fs_extent *e),
+	       void *ctx);
+
+/* the btree core below, for tools (dump-btree, debug, fsck) */
+struct bfs_core *bfs_fs_core(struct bfs_fs *fs);
+
+#endif /* BFS_FS_H */

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Making a whole new filesystem (libcore/mkfs/): the layers in order, each
+ * laying down its empty on-disk structures, then the superblock copies.
+ */
+#ifndef BFS_MKFS_H
+#define BFS_MKFS_H
+
+#include "super.h"
+
+/*
+ * Write the filesystem described by @sb (from bfs_sb_layout()) to @dev:
+ * empty btrees and their roots in the clean section, then every superblock
+ * copy with BFS_SB_CLEAN set.  Writes metadata only.
+ */
+int bfs_mkfs(struct bfs_dev *dev, struct bfs_sb *sb);
+
+#endif

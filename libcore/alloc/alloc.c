@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Metadata slot allocator (see alloc.h).  A bitmap over node-sized slots of
+ * the whole bucket area; slots that overlap the journal are pre-marked used
+ * and never counted.  Next-fit allocation keeps consecutive node writes
+ * close together on the device.
+ */
+#include "alloc.h"
+
+#include <bfs/log.h>
+
+struct bfs_alloc {
+	bfs_mutex lock;
+	struct bfs_alloc_geom g;
+	u64	base;		/* byte offset of slot 0 */
+	u64	nslots;
+	u64	*used;		/* bitmap */
+	u64	nr_free;
+	u64	nr_total;
+	u64	cursor;
+	u64	*pending;	/* offsets freed with free_later */
+	size_t	nr_pending, cap_pending;
+};
+
+static bool test_bit64(const u64 *map, u64 i) { return map[i / 64] >> (i % 64) & 1; }
+static void set_bit64(u64 *map, u64 i) { map[i / 64] |= UINT64_C(1) << (i % 64); }
+static void clear_bit64(u64 *map, u64 i) { map[i / 64] &= ~(UINT64_C(1) << (i % 64)); }
+
+int bfs_alloc_init(const struct bfs_alloc_geom *g, struct bfs_alloc **out)
+{
+	struct bfs_alloc *a;
+	u64 end, jstart, jend, i;
+
+	if (!g->node_size || !bfs_is_pow2(g->node_size) || g->nbuckets <= g->first_bucket)
+		return -EINVAL;
+	a = bfs_zalloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->g = *g;
+	/* slots are node_size aligned on the device so offsets can be checked */
+	a->base = BFS_ROUND_UP(g->first_bucket * g->bucket_size, (u64)g->node_size);
+	end = BFS_ROUND_DOWN(g->nbuckets * g->bucket_size, (u64)g->node_size);
+	a->nslots = end > a->base ? (end - a->base) / g->node_size : 0;
+	a->used = bfs_calloc(BFS_DIV_ROUND_UP(a->nslots, 64) + 1, sizeof(u64));
+	if (!a->used) {
+		bfs_free(a);
+		return -ENOMEM;
+	}
+	jstart = g->journal_bucket * g->bucket_size;
+	jend = jstart + g->journal_nbuckets * g->bucket_size;
+	for (i = 0; i < a->nslots; i++) {
+		u64 s = a->base + i * g->node_size, e = s + g->node_size;
+
+		if (g->journal_nbuckets && s < jend && e > jstart)
+			set_bit64(a->used, i);
+		else
+			a->nr_total++;
+	}
+	a->nr_free = a->nr_total;
+	bfs_mutex_init(&a->lock);
+	*out = a;
+	return 0;
+}
+
+void bfs_alloc_exit(struct bfs_alloc *a)
+{
+	if (!a)
+		return;
+	bfs_mutex_destroy(&a->lock);
+	bfs_free(a->used);
+	bfs_free(a->pending);
+	bfs_free(a);
+}
+
+static bool slot_of(struct bfs_alloc *a, u64 offset, u64 *slot)
+{
+	if (offset < a->base || (offset - a->base) % a->g.node_size)
+		return false;
+	*slot = (offset - a->base) / a->g.node_size;
+	return *slot < a->nslots;
+}
+
+bool bfs_alloc_valid_offset(struct bfs_alloc *a, u64 offset)
+{
+	u64 s, jstart = a->g.journal_bucket * a->g.bucket_size;
+	u64 jend = jstart + a->g.journal_nbuckets * a->g.bucket_size;
+
+	if (!slot_of(a, offset, &s))
+		return false;
+	return !(a->g.journal_nbuckets && offset < jend && offset + a->g.node_size > jstart);
+}
+
+int bfs_alloc_mark_used(struct bfs_alloc *a, u64 offset)
+{
+	u64 s;
+	int ret = 0;
+
+	if (!bfs_alloc_valid_offset(a, offset) || !slot_of(a, offset, &s))
+		return -EUCLEAN;
+	bfs_mutex_lock(&a->lock);
+	if (test_bit64(a->used, s)) {
+		ret = -EEXIST;
+	} else {
+		set_bit64(a->used, s);
+		a->nr_free--;
+	}
+	bfs_mutex_unlock(&a->lock);
+	return ret;
+}
+
+int bfs_alloc_node(struct bfs_alloc *a, u64 *offset)
+{
+	u64 i, n;
+
+	bfs_mutex_lock(&a->lock);
+	if (!a->nr_free) {
+		bfs_mutex_unlock(&a->lock);
+		return -ENOSPC;
+	}
+	for (n = 0, i = a->cursor; n < a->nslots; n++, i = i + 1 == a->nslots ? 0 : i + 1) {
+		/* skip full words quickly */
+		if (i % 64 == 0 && a->used[i / 64] == UINT64_MAX && i + 64 <= a->nslots) {
+			n += 63;
+			i += 63;
+			continue;
+		}
+		if (!test_bit64(a->used, i)) {
+			set_bit64(a->used, i);
+			a->nr_free--;
+			a->cursor = i + 1 == a->nslots ? 0 : i + 1;
+			*offset = a->base + i * a->g.node_size;
+			bfs_mutex_unlock(&a->lock);
+			return 0;
+		}
+	}
+	bfs_mutex_unlock(&a->lock);
+	return -ENOSPC;
+}
+
+static void free_locked(struct bfs_alloc *a, u64 offset)
+{
+	u64 s;
+
+	if (!slot_of(a, offset, &s) || !test_bit64(a->used, s)) {
+		bfs_warn("alloc: freeing slot at %llu that is not in use", (unsigned long long)offset);
+		return;
+	}
+	clear_bit64(a->used, s);
+	a->nr_free++;
+}
+
+void bfs_alloc_free_now(struct bfs_alloc *a, u64 offset)
+{
+	bfs_mutex_lock(&a->lock);
+	free_locked(a, offset);
+	bfs_mutex_unlock(&a->lock);
+}
+
+void bfs_alloc_free_later(struct bfs_alloc *a, u64 offset)
+{
+	bfs_mutex_lock(&a->lock);
+	if (a->nr_pending == a->cap_pending) {
+		size_t cap = a->cap_pending ? a->cap_pending * 2 : 64;
+		u64 *p = bfs_realloc(a->pending, cap * sizeof(*p));
+
+		if (!p) {
+			/* leaking the slot until the next open is safe; reusing it early is not */
+			bfs_mutex_unlock(&a->lock);
+			return;
+		}
+		a->pending = p;
+		a->cap_pending = cap;
+	}
+	a->pending[a->nr_pending++] = offset;
+	bfs_mutex_unlock(&a->lock);
+}
+
+void bfs_alloc_release_pending(struct bfs_alloc *a)
+{
+	size_t i;
+
+	bfs_mutex_lock(&a->lock);
+	for (i = 0; i < a->nr_pending; i++)
+		free_locked(a, a->pending[i]);
+	a->nr_pending = 0;
+	bfs_mutex_unlock(&a->lock);
+}
+
+u64 bfs_alloc_nr_free(struct bfs_alloc *a)
+{
+	u64 n;
+
+	bfs_mutex_lock(&a->lock);
+	n = a->nr_free;
+	bfs_mutex_unlock(&a->lock);
+	return n;
+}
+
+u64 bfs_alloc_nr_total(struct bfs_alloc *a) { return a->nr_total; }
+
+u64 bfs_alloc_nr_pending(struct bfs_alloc *a)
+{
+	u64 n;
+
+	bfs_mutex_lock(&a->lock);
+	n = a->nr_pending;
+	bfs_mutex_unlock(&a->lock);
+	return n;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Metadata space allocator: hands out node-sized slots of the bucket area
+ * [first_bucket, nbuckets) minus the journal.  Several nodes share a bucket
+ * when bucket_size > btree_node_size.
+ *
+ * The used set is not persisted: at open it is rebuilt by walking the btrees
+ * (every node reachable from a root is used).  A slot freed by a node rewrite
+ * goes to a pending list tagged with the checkpoint epoch and only becomes
+ * allocatable when bfs_alloc_release() says no root recorded on disk (journal
+ * or superblock) can reach it any more.
+ */
+#ifndef BFS_ALLOC_H
+#define BFS_ALLOC_H
+
+#include <bfs/os.h>
+#include <bfs/types.h>
+
+struct bfs_alloc_geom {
+	u64	bucket_size;
+	u64	first_bucket;
+	u64	nbuckets;
+	u64	journal_bucket;
+	u64	journal_nbuckets;
+	u32	node_size;
+};
+
+struct bfs_alloc;
+
+int bfs_alloc_init(const struct bfs_alloc_geom *g, struct bfs_alloc **out);
+void bfs_alloc_exit(struct bfs_alloc *a);
+
+/* mark the node at @offset used (open-time walk); -EUCLEAN if not a valid slot or already used */
+int bfs_alloc_mark_used(struct bfs_alloc *a, u64 offset);
+/* is @offset the start of a slot in the metadata area? */
+bool bfs_alloc_valid_offset(struct bfs_alloc *a, u64 offset);
+
+/* a free slot, next-fit; -ENOSPC if none is free */
+int bfs_alloc_node(struct bfs_alloc *a, u64 *offset);
+/* give back a slot that was never reachable from disk: reusable at once */
+void bfs_alloc_free_now(struct bfs_alloc *a, u64 offset);
+/* give back a slot an on-disk tree may still reach: pending until released */
+void bfs_alloc_free_later(struct bfs_alloc *a, u64 offset);
+/* everything freed with free_later before this call becomes reusable */
+void bfs_alloc_release_pending(struct bfs_alloc *a);
+
+u64 bfs_alloc_nr_free(struct bfs_alloc *a);
+u64 bfs_alloc_nr_total(struct bfs_alloc *a);
+u64 bfs_alloc_nr_pending(struct bfs_alloc *a);
+
+#endif /* BFS_ALLOC_H */

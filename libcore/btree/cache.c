@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The node cache: a hash table by device offset and an LRU of clean,
+ * unreferenced nodes, bounded by a memory budget.
+ *
+ * Referenced nodes and dirty nodes are never on the LRU, so eviction only
+ * ever frees clean nodes nobody uses; the budget can be exceeded while more
+ * nodes than fit are referenced or dirty (the commit path then starts a
+ * checkpoint, which makes dirty nodes clean again).  A node replaced by a
+ * rewrite is unhashed at once and freed when its last reference goes.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+static u64 hash_offset(u64 off)
+{
+	off ^= off >> 29;
+	off *= UINT64_C(0x9E3779B97F4A7C15);
+	return off ^ (off >> 32);
+}
+
+int bfs_cache_init(struct bfs_core *c, u64 budget)
+{
+	struct btree_cache *bc = &c->cache;
+	u64 size = 1024;
+
+	while (size < 2 * budget / c->node_size && size < (UINT64_C(1) << 22))
+		size <<= 1;
+	bc->table = bfs_calloc(size, sizeof(*bc->table));
+	if (!bc->table)
+		return -ENOMEM;
+	bc->mask = size - 1;
+	bc->budget = budget;
+	bc->lru.lru_next = bc->lru.lru_prev = &bc->lru;
+	bfs_mutex_init(&bc->lock);
+	bfs_cond_init(&bc->wait);
+	return 0;
+}
+
+static void unhash_locked(struct btree_cache *bc, struct btree_node *n)
+{
+	struct btree_node **pp = &bc->table[hash_offset(n->offset) & bc->mask];
+
+	for (; *pp; pp = &(*pp)->hnext) {
+		if (*pp == n) {
+			*pp = n->hnext;
+			break;
+		}
+	}
+	n->hnext = NULL;
+	n->hashed = false;
+}
+
+static void lru_del(struct btree_node *n)
+{
+	if (!n->on_lru)
+		return;
+	n->lru_prev->lru_next = n->lru_next;
+	n->lru_next->lru_prev = n->lru_prev;
+	n->on_lru = false;
+}
+
+static void lru_add(struct btree_cache *bc, struct btree_node *n)
+{
+	if (n->on_lru)
+		return;
+	n->lru_next = bc->lru.lru_next;
+	n->lru_prev = &bc->lru;
+	bc->lru.lru_next->lru_prev = n;
+	bc->lru.lru_next = n;
+	n->on_lru = true;
+}
+
+static void free_locked(struct btree_cache *bc, struct btree_node *n)
+{
+	lru_del(n);
+	if (n->hashed)
+		unhash_locked(bc, n);
+	if (n->dirty)
+		bc->nr_dirty--;
+	bc->bytes -= n->mem;
+	bc->nr--;
+	bfs_node_free(n);
+}
+
+void bfs_cache_exit(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+	u64 i;
+
+	if (!bc->table)
+		return;
+	for (i = 0; i <= bc->mask; i++)
+		while (bc->table[i])
+			free_locked(bc, bc->table[i]);
+	bfs_free(bc->table);
+	bc->table = NULL;
+	bfs_cond_destroy(&bc->wait);
+	bfs_mutex_destroy(&bc->lock);
+}
+
+static void evict_locked(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+
+	while (bc->bytes > bc->budget && bc->lru.lru_prev != &bc->lru) {
+		struct btree_node *n = bc->lru.lru_prev;
+
+		free_locked(bc, n);
+		STAT_INC(c, cache_evictions);
+	}
+}
+
+void bfs_cache_evict(struct bfs_core *c)
+{
+	bfs_mutex_lock(&c->cache.lock);
+	evict_locked(c);
+	bfs_mutex_unlock(&c->cache.lock);
+}
+
+static struct btree_node *lookup_locked(struct btree_cache *bc, u64 offset)
+{
+	struct btree_node *n = bc->table[hash_offset(offset) & bc->mask];
+
+	while (n && n->offset != offset)
+		n = n->hnext;
+	return n;
+}
+
+static void hash_locked(struct btree_cache *bc, struct btree_node *n)
+{
+	struct btree_node **pp = &bc->table[hash_offset(n->offset) & bc->mask];
+
+	n->hnext = *pp;
+	*pp = n;
+	n->hashed = true;
+	bc->nr++;
+}
+
+void bfs_cache_account(struct bfs_core *c, struct btree_node *n)
+{
+	size_t mem = bfs_node_mem(c, n);
+
+	bfs_mutex_lock(&c->cache.lock);
+	c->cache.bytes += mem - n->mem;
+	n->mem = mem;
+	bfs_mutex_unlock(&c->cache.lock);
+}
+
+void bfs_cache_ref(struct bfs_core *c, struct btree_node *n)
+{
+	bfs_mutex_lock(&c->cache.lock);
+	lru_del(n);
+	n->ref++;
+	bfs_mutex_unlock(&c->cache.lock);
+}
+
+void bfs_cache_put(struct bfs_core *c, struct btree_node *n)
+{
+	struct btree_cache *bc = &c->cache;
+
+	if (!n)
+		return;
+	bfs_mutex_lock(&bc->lock);
+	if (!--n->ref) {
+		if (!n->hashed)
+			free_locked(bc, n);
+		else if (!n->dirty)
+			lru_add(bc, n);
+		evict_locked(c);
+	}
+	bfs_mutex_unlock(&bc->lock);
+}
+
+static int check_cached(struct btree_node *n, u8 id, const struct bfs_bkey *ptr)
+{
+	const struct bfs_btree_ptr *p = bkey_ptr_val(ptr);
+
+	if (n->seq == le64_to_cpu(p->seq) && n->btree_id == id && n->level == p->level &&
+	    bfs_bpos_eq(n->min, bfs_bpos_from_disk(&p->min_key)) &&
+	    bfs_bpos_eq(n->max, bfs_bkey_pos(ptr)))
+		return 0;
+	if (!bfs_btree_quiet)
+		bfs_err("btree %s level %u node at %llu: cached node seq %016llx does not match the pointer's %016llx (stale or misdirected pointer)",
+		bfs_btree_id_name(id), p->level, (unsigned long long)n->offset,
+		(unsigned long long)n->seq, (unsigned long long)le64_to_cpu(p->seq));
+	return -EUCLEAN;
+}
+
+bool bfs_cache_contains(struct bfs_core *c, const struct bfs_bkey *ptr)
+{
+	bool ret;
+
+	bfs_mutex_lock(&c->cache.lock);
+	ret = lookup_locked(&c->cache, le64_to_cpu(bkey_ptr_val(ptr)->offset)) != NULL;
+	bfs_mutex_unlock(&c->cache.lock);
+	return ret;
+}
+
+int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct btree_node **out)
+{
+	struct btree_cache *bc = &c->cache;
+	const struct bfs_btree_ptr *p = bkey_ptr_val(ptr);
+	u64 offset;
+	struct btree_node *n;
+	int ret;
+
+	offset = ptr->type == BFS_KEY_BTREE_PTR ? le64_to_cpu(p->offset) : 0;
+	if (ptr->type != BFS_KEY_BTREE_PTR || !bfs_alloc_valid_offset(c->alloc, offset) ||
+	    p->btree_id != id || p->level >= BFS_BTREE_MAX_DEPTH) {
+		char kbuf[200];
+
+		bfs_bkey_to_text(kbuf, sizeof(kbuf), ptr);
+		if (!bfs_btree_quiet)
+			bfs_err("btree %s: bad child pointer%s (key %s)", bfs_btree_id_name(id),
+				ptr->type == BFS_KEY_BTREE_PTR && !bfs_alloc_valid_offset(c->alloc, offset) ?
+				": outside the metadata area" : "", kbuf);
+		return -EUCLEAN;
+	}
+	bfs_mutex_lock(&bc->lock);
+	for (;;) {
+		n = lookup_locked(bc, offset);
+		if (!n || !n->loading)
+			break;
+		bfs_cond_wait(&bc->wait, &bc->lock);
+	}
+	if (n) {
+		ret = check_cached(n, id, ptr);
+		if (!ret) {
+			lru_del(n);
+			n->ref++;
+			*out = n;
+			STAT_INC(c, cache_hits);
+		}
+		bfs_mutex_unlock(&bc->lock);
+		return ret;
+	}
+	n = bfs_node_alloc(c);
+	if (!n) {
+		bfs_mutex_unlock(&bc->lock);
+		return -ENOMEM;
+	}
+	n->offset = offset;
+	n->seq = le64_to_cpu(p->seq);
+	n->btree_id = id;
+	n->level = p->level;
+	n->min = bfs_bpos_from_disk(&p->min_key);
+	n->max = bfs_bkey_pos(ptr);
+	n->loading = true;
+	n->ref = 1;
+	hash_locked(bc, n);
+	STAT_INC(c, cache_misses);
+	bfs_mutex_unlock(&bc->lock);
+
+	ret = bfs_node_read(c, n);
+
+	bfs_mutex_lock(&bc->lock);
+	n->loading = false;
+	bfs_cond_broadcast(&bc->wait);
+	if (ret) {
+		free_locked(bc, n);
+	} else {
+		n->mem = bfs_node_mem(c, n);
+		bc->bytes += n->mem;
+		*out = n;
+		evict_locked(c);
+	}
+	bfs_mutex_unlock(&bc->lock);
+	return ret;
+}
+
+int bfs_cache_new_node(struct bfs_core *c, u8 btree_id, u8 level, struct bfs_bpos min,
+		       struct bfs_bpos max, struct btree_node **out)
+{
+	struct btree_cache *bc = &c->cache;
+	struct btree_node *n;
+	u64 offset;
+	int ret;
+
+	ret = bfs_alloc_node(c->alloc, &offset);
+	if (ret)
+		return ret;
+	n = bfs_node_alloc(c);
+	if (!n) {
+		bfs_alloc_free_now(c->alloc, offset);
+		return -ENOMEM;
+	}
+	n->offset = offset;
+	n->seq = bfs_new_node_seq(c);
+	n->btree_id = btree_id;
+	n->level = level;
+	n->min = min;
+	n->max = max;
+	n->ref = 1;
+	n->dirty = true;
+
+	bfs_mutex_lock(&bc->lock);
+	if (lookup_locked(bc, offset)) {
+		/* a slot was handed out while a node still lives there: a bug, refuse */
+		bfs_mutex_unlock(&bc->lock);
+		bfs_err("btree %s: slot %llu allocated twice", bfs_btree_id_name(btree_id),
+			(unsigned long long)offset);
+		bfs_node_free(n);
+		return -EUCLEAN;
+	}
+	hash_locked(bc, n);
+	bc->nr_dirty++;
+	n->mem = bfs_node_mem(c, n);
+	bc->bytes += n->mem;
+	bfs_mutex_unlock(&bc->lock);
+	*out = n;
+	return 0;
+}
+
+void bfs_cache_set_dirty(struct bfs_core *c, struct btree_node *n, bool dirty)
+{
+	struct btree_cache *bc = &c->cache;
+
+	bfs_mutex_lock(&bc->lock);
+	if (n->dirty != dirty) {
+		n->dirty = dirty;
+		if (dirty) {
+			bc->nr_dirty++;
+			lru_del(n);
+		} else {
+			bc->nr_dirty--;
+			if (!n->ref && n->hashed)
+				lru_add(bc, n);
+		}
+	}
+	bc->bytes += bfs_node_mem(c, n) - n->mem;
+	n->mem = bfs_node_mem(c, n);
+	bfs_mutex_unlock(&bc->lock);
+}
+
+void bfs_cache_kill(struct bfs_core *c, struct btree_node *n)
+{
+	struct btree_cache *bc = &c->cache;
+	bool written = n->written != 0;
+
+	bfs_mutex_lock(&bc->lock);
+	if (n->hashed)
+		unhash_locked(bc, n);
+	if (n->dirty) {
+		n->dirty = false;
+		bc->nr_dirty--;
+	}
+	bfs_mutex_unlock(&bc->lock);
+	if (written)
+		bfs_alloc_free_later(c->alloc, n->offset);
+	else
+		bfs_alloc_free_now(c->alloc, n->offset);
+}
+
+int bfs_cache_dirty_nodes(struct bfs_core *c, struct btree_node ***out, size_t *nr)
+{
+	struct btree_cache *bc = &c->cache;
+	struct btree_node **arr, *n;
+	size_t cnt = 0;
+	u64 i;
+
+	bfs_mutex_lock(&bc->lock);
+	arr = bfs_malloc((bc->nr_dirty + 1) * sizeof(*arr));
+	if (!arr) {
+		bfs_mutex_unlock(&bc->lock);
+		return -ENOMEM;
+	}
+	for (i = 0; i <= bc->mask; i++)
+		for (n = bc->table[i]; n; n = n->hnext)
+			if (n->dirty && cnt < bc->nr_dirty) {
+				n->ref++;
+				lru_del(n);
+				arr[cnt++] = n;
+			}
+	bfs_mutex_unlock(&bc->lock);
+	*out = arr;
+	*nr = cnt;
+	return 0;
+}

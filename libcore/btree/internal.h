@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal structures of the btree core, shared by libcore/btree/ and
+ * libcore/core/.
+ *
+ * Locking (see doc/format/btree.md, "Concurrency"):
+ *  - c->commit_lock serialises every writer: commits, checkpoints, replay.
+ *    The single writer may read any node without taking its lock, because
+ *    nobody else changes nodes.
+ *  - node->lock: readers take it shared; the writer takes it exclusive only
+ *    while changing that node, so readers never wait for writers working on
+ *    other nodes.  Readers descend with lock coupling (child locked before
+ *    the parent is released), so they always see either the old or the new
+ *    tree around a split.
+ *  - tree->root_lock protects tree->root (swapped on root split/collapse).
+ *  - c->cache.lock protects the hash table, LRU, refcounts and accounting.
+ */
+#ifndef BFS_BTREE_INTERNAL_H
+#define BFS_BTREE_INTERNAL_H
+
+#include <bfs/bkey.h>
+#include <bfs/btree.h>
+#include <bfs/btree_format.h>
+#include <bfs/checksum.h>
+#include <bfs/core.h>
+#include <bfs/dev.h>
+#include <bfs/journal.h>
+#include <bfs/log.h>
+#include <bfs/os.h>
+#include <bfs/super.h>
+
+#include "../alloc/alloc.h"
+
+struct btree_node {
+	/* identity: fixed at creation */
+	u64	offset;
+	u64	seq;
+	u8	btree_id;
+	u8	level;
+	struct bfs_bpos min, max;
+
+	bfs_rwlock lock;
+	u8	*data;			/* node_size; [0, written) is what is on disk */
+	u32	written;		/* bytes on disk, block multiple; 0 = never written */
+	u32	nr_bsets;
+	u8	*pending;		/* unwritten keys, appended in arrival order */
+	u32	pending_bytes;		/* used in pending (dead copies included) */
+	/* merged view: one entry per position, sorted, newest version wins */
+	struct bfs_bkey **keys;
+	u32	nr, cap;
+	u64	live_bytes;		/* bytes of non-deleted keys in keys[] */
+	u64	journal_seq;		/* newest journal seq of pending keys */
+	u64	mod_seq;		/* bumped whenever keys[] changes */
+	bool	dirty;
+	bool	dead;			/* replaced by a rewrite; kept while referenced */
+
+	/* cache state (c->cache.lock) */
+	bool	loading;
+	bool	hashed;
+	int	load_err;
+	u32	ref;
+	size_t	mem;
+	struct btree_node *hnext;
+	struct btree_node *lru_prev, *lru_next;
+	bool	on_lru;
+};
+
+struct btree_cache {
+	bfs_mutex lock;
+	bfs_cond wait;			/* a node finished loading */
+	struct btree_node **table;
+	u64	mask;
+	u64	bytes;
+	u64	budget;
+	u64	nr;
+	u64	nr_dirty;
+	u64	dirty_bytes;
+	struct btree_node lru;		/* list head: lru.lru_next = most recent */
+};
+
+struct btree_root {
+	bfs_rwlock root_lock;
+	struct btree_node *node;	/* holds a reference */
+	/* root as recorded on disk by the last checkpoint (c->roots_lock) */
+	struct bfs_btree_ptr disk;
+};
+
+struct bfs_core {
+	struct bfs_dev *dev;
+	struct bfs_sb_handle sbh;
+	struct bfs_core_opts opts;
+	u32	block_size;
+	u32	node_size;
+	u32	bucket_size;
+	u8	csum_type;
+	u8	uuid[16];
+	bool	read_only;
+	bool	allow_torn;		/* opened after a crash: a torn last bset ends a node */
+	int	fatal;			/* sticky error: the core refuses writes */
+
+	struct btree_root trees[BFS_BTREE_NR];
+	struct btree_cache cache;
+	struct bfs_alloc *alloc;
+	struct bfs_journal *j;		/* NULL: no journal */
+	u64	journal_capacity;	/* bytes */
+	u64	journal_bytes;		/* added since the last checkpoint (estimate) */
+	u64	nojournal_seq;
+
+	bfs_mutex commit_lock;
+	bfs_mutex roots_lock;
+	u64	node_seq_next;
+	bfs_mutex stats_lock;
+	struct bfs_core_stats stats;
+
+	/* readahead: one background thread reading leaves ahead of scans */
+	bfs_mutex ra_lock;
+	bfs_cond ra_wait;
+	bfs_thread ra_thread;
+	bool	ra_running, ra_stop;
+	struct { u8 id; u8 count; struct bfs_bpos pos; } ra_queue[16];
+	u32	ra_head, ra_tail;
+};
+
+/* set in threads whose node read errors are expected and not worth a message */
+extern __thread bool bfs_btree_quiet;
+/* the core whose commit this thread is in the middle of (journal reclaim hook) */
+extern __thread struct bfs_core *bfs_committing;
+
+#define STAT_INC(c, field) __atomic_fetch_add(&(c)->stats.field, 1, __ATOMIC_RELAXED)
+#define STAT_ADD(c, field, v) __atomic_fetch_add(&(c)->stats.field, (v), __ATOMIC_RELAXED)
+
+/* ---- node.c: the in-memory node ---- */
+struct btree_node *bfs_node_alloc(struct bfs_core *c);
+void bfs_node_free(struct btree_node *n);
+size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n);
+/* index of the first key >= pos (nr if none) */
+u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos);
+/* index of the first key > pos */
+u32 bfs_node_upper_bound(struct btree_node *n, struct bfs_bpos pos);
+/* would adding @bytes of keys still fit in the node's next write? */
+bool bfs_node_fits(struct bfs_core *c, struct btree_node *n, size_t bytes);
+/* make sure keys[] can grow by @extra without allocating */
+int bfs_node_reserve(struct btree_node *n, u32 extra);
+/* keys[] and pending ready for one more key */
+int bfs_node_prepare_insert(struct bfs_core *c, struct btree_node *n);
+/* insert/overwrite (caller holds the write lock and checked fits/reserve) */
+void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_bkey *k, u64 jseq);
+/* interior nodes: the child pointer covering @pos */
+const struct bfs_bkey *bfs_node_child(struct btree_node *n, struct bfs_bpos pos, u32 *idx);
+/* fill a fresh node (no keys) with @nr keys in order; they go to pending */
+int bfs_node_fill(struct bfs_core *c, struct btree_node *n, struct bfs_bkey *const *keys, u32 nr);
+void bfs_node_ptr(struct btree_node *n, struct bfs_bkey *k);	/* BFS_BTREE_PTR_KEY_U64S */
+const char *bfs_node_pos_text(struct bfs_bpos p, char *buf, size_t len);
+
+/* ---- node_io.c ---- */
+/*
+ * Check and parse @n->data (already read) against the pointer fields in n
+ * (offset, seq, btree_id, level, min, max); builds the merged view.
+ */
+int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t err_len);
+int bfs_node_read(struct bfs_core *c, struct btree_node *n);
+/* write the header (new node) and/or one bset of the pending keys */
+int bfs_node_write(struct bfs_core *c, struct btree_node *n);
+
+/* ---- cache.c ---- */
+int bfs_cache_init(struct bfs_core *c, u64 budget);
+void bfs_cache_exit(struct bfs_core *c);
+/* referenced node for child pointer @k (read if needed) */
+int bfs_cache_get(struct bfs_core *c, u8 btree_id, const struct bfs_bkey *ptr,
+		  struct btree_node **out);
+/* is the node for @ptr cached (no I/O)? */
+bool bfs_cache_contains(struct bfs_core *c, const struct bfs_bkey *ptr);
+void bfs_cache_put(struct bfs_core *c, struct btree_node *n);
+void bfs_cache_ref(struct bfs_core *c, struct btree_node *n);
+/* a new (never written) node registered in the cache, referenced */
+int bfs_cache_new_node(struct bfs_core *c, u8 btree_id, u8 level, struct bfs_bpos min,
+		       struct bfs_bpos max, struct btree_node **out);
+void bfs_cache_set_dirty(struct bfs_core *c, struct btree_node *n, bool dirty);
+/* n was replaced: unhash it and give its slot back */
+void bfs_cache_kill(struct bfs_core *c, struct btree_node *n);
+/* referenced array of all dirty live nodes (for the checkpoint) */
+int bfs_cache_dirty_nodes(struct bfs_core *c, struct btree_node ***out, size_t *nr);
+void bfs_cache_account(struct bfs_core *c, struct btree_node *n);
+void bfs_cache_evict(struct bfs_core *c);
+
+/* ---- iter.c ---- */
+/* reader descent: leaf covering @pos, referenced and read-locked */
+int bfs_btree_descend_read(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsigned target_level,
+			   struct btree_node **out);
+void bfs_readahead_start(struct bfs_core *c);
+void bfs_readahead_stop(struct bfs_core *c);
+
+/* ---- update.c: writer paths (commit_lock held) ---- */
+struct btree_path {
+	struct btree_node *n[BFS_BTREE_MAX_DEPTH];
+	u32	depth;			/* n[0] = leaf ... n[depth-1] = root */
+};
+int bfs_path_traverse(struct bfs_core *c, u8 id, struct bfs_bpos pos, struct btree_path *p);
+void bfs_path_put(struct bfs_core *c, struct btree_path *p);
+/* insert one key into a leaf (split as needed); no extent handling */
+int bfs_btree_insert_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u64 jseq);
+/* one transaction update, extents expanded; @emit sees each blind write applied */
+int bfs_btree_apply_update(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u64 jseq,
+			   int (*emit)(void *ctx, u8 id, const struct bfs_bkey *k), void *ctx,
+			   bool *applied_any);
+/* leaf at path->n[0] is sparse: merge it with a sibling if they fit in one */
+int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos);
+
+/* ---- split.c ---- */
+/* rewrite path->n[level] (compact or split); -EAGAIN: retraverse and retry */
+int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level);
+int bfs_btree_merge_siblings(struct bfs_core *c, u8 id, struct btree_path *p,
+			     struct btree_node *left, struct btree_node *right);
+u64 bfs_new_node_seq(struct bfs_core *c);
+
+/* ---- core ---- */
+int bfs_core_checkpoint_locked(struct bfs_core *c);
+int bfs_core_check_writable(struct bfs_core *c);
+void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what);
+/* reserve slots for a commit of @nr_updates; -ENOSPC */
+int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes);
+/* checkpoint now if the journal or the dirty cache is filling up */
+int bfs_core_maybe_checkpoint(struct bfs_core *c);
+
+static inline struct bfs_bset *bset_at(struct btree_node *n, u32 off)
+{
+	return (struct bfs_bset *)(n->data + off);
+}
+
+static inline const struct bfs_btree_ptr *bkey_ptr_val(const struct bfs_bkey *k)
+{
+	return (const struct bfs_btree_ptr *)k->v;
+}
+
+#endif /* BFS_BTREE_INTERNAL_H */

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reader side: descent with lock coupling, iterators, point lookups and
+ * readahead for sequential scans.
+ *
+ * An iterator keeps a reference (not a lock) on its current leaf and the
+ * index of the last key returned; if the leaf has not changed since
+ * (mod_seq), the next key is found without a search.  Each call locks the
+ * leaf shared, copies one key out and unlocks, so iterators never block
+ * writers for longer than one copy and a thread may commit while holding one.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+__thread bool bfs_btree_quiet;
+
+int bfs_btree_descend_read(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsigned target_level,
+			   struct btree_node **out)
+{
+	struct btree_root *r = &c->trees[id];
+	struct btree_node *n, *child;
+	const struct bfs_bkey *k;
+	int ret;
+
+again:
+	bfs_read_lock(&r->root_lock);
+	n = r->node;
+	bfs_cache_ref(c, n);
+	bfs_rwlock_unlock(&r->root_lock);
+	bfs_read_lock(&n->lock);
+	if (n->dead) {
+		/* the root was replaced between reading the pointer and locking it */
+		bfs_rwlock_unlock(&n->lock);
+		bfs_cache_put(c, n);
+		goto again;
+	}
+	while (n->level > target_level) {
+		k = bfs_node_child(n, pos, NULL);
+		if (!k) {
+			char p[64];
+
+			bfs_err("btree %s level %u node at %llu: no child pointer covers %s",
+				bfs_btree_id_name(id), n->level, (unsigned long long)n->offset,
+				bfs_node_pos_text(pos, p, sizeof(p)));
+			ret = -EUCLEAN;
+			goto err;
+		}
+		ret = bfs_cache_get(c, id, k, &child);
+		if (ret)
+			goto err;
+		/* lock coupling: the child is locked before the parent is let go */
+		bfs_read_lock(&child->lock);
+		bfs_rwlock_unlock(&n->lock);
+		bfs_cache_put(c, n);
+		n = child;
+	}
+	*out = n;
+	return 0;
+err:
+	bfs_rwlock_unlock(&n->lock);
+	bfs_cache_put(c, n);
+	return ret;
+}
+
+/* ---- readahead ---- */
+
+static void *readahead_thread(void *arg)
+{
+	struct bfs_core *c = arg;
+
+	bfs_btree_quiet = true;
+	bfs_mutex_lock(&c->ra_lock);
+	while (!c->ra_stop) {
+		struct bfs_bpos pos;
+		unsigned count;
+		u8 id;
+
+		if (c->ra_head == c->ra_tail) {
+			bfs_cond_wait(&c->ra_wait, &c->ra_lock);
+			continue;
+		}
+		id = c->ra_queue[c->ra_tail % 16].id;
+		pos = c->ra_queue[c->ra_tail % 16].pos;
+		count = c->ra_queue[c->ra_tail % 16].count;
+		c->ra_tail++;
+		bfs_mutex_unlock(&c->ra_lock);
+
+		/* a fresh descent always follows current pointers, never stale ones */
+		while (count--) {
+			struct btree_node *n;
+			struct bfs_bpos max;
+
+			if (bfs_btree_descend_read(c, id, pos, 0, &n))
+				break;
+			max = n->max;
+			bfs_rwlock_unlock(&n->lock);
+			bfs_cache_put(c, n);
+			if (bfs_bpos_eq(max, BFS_POS_MAX))
+				break;
+			pos = bfs_bpos_successor(max);
+		}
+		bfs_mutex_lock(&c->ra_lock);
+	}
+	bfs_mutex_unlock(&c->ra_lock);
+	return NULL;
+}
+
+void bfs_readahead_start(struct bfs_core *c)
+{
+	bfs_mutex_init(&c->ra_lock);
+	bfs_cond_init(&c->ra_wait);
+	c->ra_stop = false;
+	c->ra_running = !bfs_thread_create(&c->ra_thread, readahead_thread, c);
+}
+
+void bfs_readahead_stop(struct bfs_core *c)
+{
+	if (!c->ra_running)
+		return;
+	bfs_mutex_lock(&c->ra_lock);
+	c->ra_stop = true;
+	bfs_cond_broadcast(&c->ra_wait);
+	bfs_mutex_unlock(&c->ra_lock);
+	bfs_thread_join(c->ra_thread);
+	c->ra_running = false;
+	bfs_cond_destroy(&c->ra_wait);
+	bfs_mutex_destroy(&c->ra_lock);
+}
+
+static void readahead_queue(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsigned count)
+{
+	if (!c->ra_running)
+		return;
+	bfs_mutex_lock(&c->ra_lock);
+	if (c->ra_head - c->ra_tail < 16) {
+		c->ra_queue[c->ra_head % 16].id = id;
+		c->ra_queue[c->ra_head % 16].pos = pos;
+		c->ra_queue[c->ra_head % 16].count = (u8)count;
+		c->ra_head++;
+		bfs_cond_signal(&c->ra_wait);
+	}
+	bfs_mutex_unlock(&c->ra_lock);
+}
+
+/* ---- iterators ---- */
+
+void bfs_btree_iter_init(struct bfs_btree_iter *it, struct bfs_core *c, enum bfs_btree_id id,
+			 struct bfs_bpos pos, unsigned flags)
+{
+	memset(it, 0, sizeof(*it));
+	it->c = c;
+	it->btree_id = (u8)id;
+	it->pos = pos;
+	it->flags = flags;
+	it->k = (struct bfs_bkey *)it->inline_k;
+	it->k_cap = sizeof(it->inline_k);
+}
+
+void bfs_btree_iter_set_pos(struct bfs_btree_iter *it, struct bfs_bpos pos)
+{
+	it->pos = pos;
+	it->valid = false;
+}
+
+void bfs_btree_iter_exit(struct bfs_btree_iter *it)
+{
+	if (it->leaf)
+		bfs_cache_put(it->c, it->leaf);
+	it->leaf = NULL;
+	if (it->k != (struct bfs_bkey *)it->inline_k)
+		bfs_free(it->k);
+	it->k = (struct bfs_bkey *)it->inline_k;
+	it->k_cap = sizeof(it->inline_k);
+}
+
+static int copy_key(struct bfs_btree_iter *it, const struct bfs_bkey *k)
+{
+	size_t bytes = bfs_bkey_bytes(k);
+
+	if (bytes > it->k_cap) {
+		struct bfs_bkey *nk = bfs_malloc(bytes);
+
+		if (!nk)
+			return -ENOMEM;
+		if (it->k != (struct bfs_bkey *)it->inline_k)
+			bfs_free(it->k);
+		it->k = nk;
+		it->k_cap = bytes;
+	}
+	memcpy(it->k, k, bytes);
+	return 0;
+}
+
+/* lock the leaf covering @pos, reusing the current one if it still does */
+static int lock_leaf(struct bfs_btree_iter *it, struct bfs_bpos pos)
+{
+	struct btree_node *n = it->leaf;
+	int ret;
+
+	if (n) {
+		bfs_read_lock(&n->lock);
+		if (!n->dead && bfs_bpos_cmp(pos, n->min) >= 0 && bfs_bpos_cmp(pos, n->max) <= 0)
+			return 0;
+		bfs_rwlock_unlock(&n->lock);
+		bfs_cache_put(it->c, n);
+		it->leaf = NULL;
+	}
+	ret = bfs_btree_descend_read(it->c, it->btree_id, pos, 0, &n);
+	if (ret)
+		return ret;
+	it->leaf = n;
+	it->leaf_mod_seq = n->mod_seq - 1;	/* no cached index yet */
+	return 0;
+}
+
+static int found(struct btree_node *n, struct bfs_btree_iter *it, u32 i)
+{
+	int ret = copy_key(it, n->keys[i]);
+
+	it->idx = i;
+	it->leaf_mod_seq = n->mod_seq;
+	bfs_rwlock_unlock(&n->lock);
+	it->valid = !ret;
+	return ret;
+}
+
+/* first live key at/after pos (strictly after if @strict); hint: start index */
+static int peek_fwd(struct bfs_btree_iter *it, struct bfs_bpos pos, bool strict, bool use_hint)
+{
+	struct btree_node *n;
+	int ret;
+
+	for (;;) {
+		u32 i;
+
+		ret = lock_leaf(it, pos);
+		if (ret)
+			return ret;
+		n = it->leaf;
+		if (use_hint && n->mod_seq == it->leaf_mod_seq && it->idx < n->nr)
+			i = it->idx + 1;
+		else
+			i = strict ? bfs_node_upper_bound(n, pos) : bfs_node_lower_bound(n, pos);
+		use_hint = false;
+		while (i < n->nr && bfs_bkey_deleted(n->keys[i]))
+			i++;
+		if (i < n->nr)
+			return found(n, it, i);
+		if (bfs_bpos_eq(n->max, BFS_POS_MAX)) {
+			bfs_rwlock_unlock(&n->lock);
+			it->valid = false;
+			return -ENOENT;
+		}
+		pos = bfs_bpos_successor(n->max);
+		strict = false;
+		bfs_rwlock_unlock(&n->lock);
+		if ((it->flags & BFS_ITER_PREFETCH) || ++it->leaves_seen >= 2)
+			readahead_queue(it->c, it->btree_id, pos, 4);
+	}
+}
+
+/* last live key before pos (at or before if @incl) */
+static int peek_back(struct bfs_btree_iter *it, struct bfs_bpos pos, bool incl)
+{
+	struct btree_node *n;
+	int ret;
+
+	for (;;) {
+		s64 i;
+
+		ret = lock_leaf(it, pos);
+		if (ret)
+			return ret;
+		n = it->leaf;
+		i = (s64)(incl ? bfs_node_upper_bound(n, pos) : bfs_node_lower_bound(n, pos)) - 1;
+		while (i >= 0 && bfs_bkey_deleted(n->keys[i]))
+			i--;
+		if (i >= 0)
+			return found(n, it, (u32)i);
+		if (bfs_bpos_eq(n->min, BFS_POS_MIN)) {
+			bfs_rwlock_unlock(&n->lock);
+			it->valid = false;
+			return -ENOENT;
+		}
+		pos = bfs_bpos_predecessor(n->min);
+		incl = true;
+		bfs_rwlock_unlock(&n->lock);
+	}
+}
+
+int bfs_btree_iter_peek(struct bfs_btree_iter *it, const struct bfs_bkey **k)
+{
+	int ret = peek_fwd(it, it->pos, bfs_btree_is_extents(it->btree_id), false);
+
+	if (!ret && k)
+		*k = it->k;
+	return ret;
+}
+
+int bfs_btree_iter_next(struct bfs_btree_iter *it, const struct bfs_bkey **k)
+{
+	bool ext = bfs_btree_is_extents(it->btree_id);
+	int ret;
+
+	if (!it->valid)
+		return bfs_btree_iter_peek(it, k);
+	if (ext) {
+		it->pos = bfs_bkey_pos(it->k);
+	} else {
+		if (bfs_bpos_eq(bfs_bkey_pos(it->k), BFS_POS_MAX)) {
+			it->valid = false;
+			return -ENOENT;
+		}
+		it->pos = bfs_bpos_successor(bfs_bkey_pos(it->k));
+	}
+	ret = peek_fwd(it, it->pos, ext, true);
+	if (!ret && k)
+		*k = it->k;
+	return ret;
+}
+
+int bfs_btree_iter_prev(struct bfs_btree_iter *it, const struct bfs_bkey **k)
+{
+	bool ext = bfs_btree_is_extents(it->btree_id);
+	int ret = peek_back(it, it->pos, ext);
+
+	if (ret)
+		return ret;
+	if (ext) {
+		struct bfs_bpos p = bfs_bkey_pos(it->k);
+
+		p.offset = bfs_bkey_start(it->k);
+		it->pos = p;
+	} else {
+		it->pos = bfs_bkey_pos(it->k);
+	}
+	if (k)
+		*k = it->k;
+	return 0;
+}
+
+int bfs_btree_lookup(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos pos,
+		     void *buf, size_t buf_len)
+{
+	struct btree_node *n;
+	const struct bfs_bkey *k;
+	bool ext = bfs_btree_is_extents(id);
+	u32 i;
+	int ret;
+
+	if ((unsigned)id >= BFS_BTREE_NR)
+		return -EINVAL;
+	ret = bfs_btree_descend_read(c, (u8)id, pos, 0, &n);
+	if (ret)
+		return ret;
+	if (ext) {
+		/* the only candidate is the first extent ending after pos */
+		i = bfs_node_upper_bound(n, pos);
+		while (i < n->nr && bfs_bkey_deleted(n->keys[i]))
+			i++;
+		if (i == n->nr && !bfs_bpos_eq(n->max, BFS_POS_MAX)) {
+			struct bfs_btree_iter it;
+
+			bfs_rwlock_unlock(&n->lock);
+			bfs_cache_put(c, n);
+			bfs_btree_iter_init(&it, c, id, pos, 0);
+			ret = bfs_btree_iter_peek(&it, &k);
+			if (!ret && (le64_to_cpu(k->inode) != pos.inode || bfs_bkey_start(k) > pos.offset ||
+				     le32_to_cpu(k->snapshot) != pos.snapshot))
+				ret = -ENOENT;
+			if (!ret)
+				ret = bfs_bkey_bytes(k) > buf_len ? -ENOBUFS : (memcpy(buf, k, bfs_bkey_bytes(k)), 0);
+			bfs_btree_iter_exit(&it);
+			return ret;
+		}
+		k = i < n->nr ? n->keys[i] : NULL;
+		if (!k || le64_to_cpu(k->inode) != pos.inode || bfs_bkey_start(k) > pos.offset ||
+		    le32_to_cpu(k->snapshot) != pos.snapshot)
+			k = NULL;
+	} else {
+		i = bfs_node_lower_bound(n, pos);
+		k = i < n->nr && !bfs_bkey_cmp_pos(n->keys[i], pos) && !bfs_bkey_deleted(n->keys[i]) ?
+			n->keys[i] : NULL;
+	}
+	if (!k)
+		ret = -ENOENT;
+	else if (bfs_bkey_bytes(k) > buf_len)
+		ret = -ENOBUFS;
+	else
+		memcpy(buf, k, bfs_bkey_bytes(k));
+	bfs_rwlock_unlock(&n->lock);
+	bfs_cache_put(c, n);
+	return ret;
+}

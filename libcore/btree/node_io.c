@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reading, validating and writing btree nodes.
+ *
+ * Every node read is checked completely before use: header magic and
+ * checksum, identity against the pointer that led to it (seq, btree, level,
+ * range: catches stale and misdirected nodes), every bset's checksum and
+ * bounds, every key's validity, order and range.  A failure is -EUCLEAN with
+ * a message naming btree, level, device offset and the key.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+static const char *id_name(unsigned id) { return bfs_btree_id_name(id); }
+
+/* merge the sorted keys of a newer bset into keys[]; newer wins */
+static int merge_bset(struct btree_node *n, struct bfs_bkey **nk, u32 cnt)
+{
+	struct bfs_bkey **out;
+	u32 i = 0, j = 0, o = 0, cap = n->nr + cnt;
+
+	if (!cnt)
+		return 0;
+	if (!n->nr) {
+		if (bfs_node_reserve(n, cnt))
+			return -ENOMEM;
+		memcpy(n->keys, nk, cnt * sizeof(*nk));
+		n->nr = cnt;
+		return 0;
+	}
+	out = bfs_malloc(BFS_MAX(cap, 1u) * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	while (i < n->nr || j < cnt) {
+		int cmp = i == n->nr ? 1 : j == cnt ? -1 :
+			bfs_bpos_cmp(bfs_bkey_pos(n->keys[i]), bfs_bkey_pos(nk[j]));
+
+		if (cmp < 0) {
+			out[o++] = n->keys[i++];
+		} else {
+			if (!cmp)
+				i++;
+			out[o++] = nk[j++];
+		}
+	}
+	bfs_free(n->keys);
+	n->keys = out;
+	n->cap = cap;
+	n->nr = o;
+	return 0;
+}
+
+#define NFAIL(...) do { snprintf(err, err_len, __VA_ARGS__); ret = -EUCLEAN; goto out; } while (0)
+
+int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t err_len)
+{
+	const struct bfs_btree_node *h = (const void *)n->data;
+	bool extents = bfs_btree_is_extents(n->btree_id) && n->level == 0;
+	struct bfs_bkey **nk = NULL;
+	char where[128], kbuf[160], p1[64], p2[64];
+	u32 off = sizeof(*h), i;
+	bool first = true;
+	int ret = 0;
+
+	snprintf(where, sizeof(where), "btree %s level %u node at %llu", id_name(n->btree_id),
+		 n->level, (unsigned long long)n->offset);
+	kbuf[0] = 0;
+	n->nr = 0;
+	n->live_bytes = 0;
+	n->nr_bsets = 0;
+	n->written = 0;
+
+	if (le64_to_cpu(h->magic) != BFS_BTREE_NODE_MAGIC)
+		NFAIL("%s: bad magic %016llx (not a btree node)", where,
+		      (unsigned long long)le64_to_cpu(h->magic));
+	if (c->csum_type && le64_to_cpu(h->csum) != bfs_csum(c->csum_type, n->data + 16, sizeof(*h) - 16))
+		NFAIL("%s: bad header checksum", where);
+	if (le64_to_cpu(h->seq) != n->seq)
+		NFAIL("%s: node seq %016llx but the pointer expects %016llx (stale or misdirected node)",
+		      where, (unsigned long long)le64_to_cpu(h->seq), (unsigned long long)n->seq);
+	if (h->btree_id != n->btree_id || h->level != n->level)
+		NFAIL("%s: header says btree %u level %u (misdirected pointer)", where,
+		      h->btree_id, h->level);
+	if (!bfs_bpos_eq(bfs_bpos_from_disk(&h->min_key), n->min) ||
+	    !bfs_bpos_eq(bfs_bpos_from_disk(&h->max_key), n->max))
+		NFAIL("%s: node range %s..%s differs from its pointer's %s..%s", where,
+		      bfs_node_pos_text(bfs_bpos_from_disk(&h->min_key), p1, sizeof(p1)),
+		      bfs_node_pos_text(bfs_bpos_from_disk(&h->max_key), p2, sizeof(p2)),
+		      bfs_node_pos_text(n->min, kbuf, 64), bfs_node_pos_text(n->max, kbuf + 64, 64));
+
+	nk = bfs_malloc((c->node_size / (BFS_BKEY_U64S * 8) + 1) * sizeof(*nk));
+	if (!nk)
+		return -ENOMEM;
+
+	while (off + sizeof(struct bfs_bset) <= c->node_size) {
+		struct bfs_bset *b = bset_at(n, off);
+		u64 u64s = le32_to_cpu(b->u64s);
+		u64 end = off + sizeof(*b) + u64s * 8;
+		struct bfs_bpos prev = BFS_POS_MIN;
+		u32 cnt = 0, koff;
+
+		if (le64_to_cpu(b->node_seq) != n->seq) {
+			if (first)
+				NFAIL("%s: no bset after the header", where);
+			break;	/* left over from an older node: end of this one */
+		}
+		if (le32_to_cpu(b->offset) != off || end > c->node_size) {
+			if (!first && c->allow_torn) {
+				bfs_warn("%s: torn bset at node offset %u ignored", where, off);
+				break;
+			}
+			NFAIL("%s: bset at node offset %u has bad offset/size (u64s %llu)", where, off,
+			      (unsigned long long)u64s);
+		}
+		if (c->csum_type &&
+		    le64_to_cpu(b->csum) != bfs_csum(c->csum_type, (u8 *)b + 8, (size_t)(end - off - 8))) {
+			if (!first && c->allow_torn) {
+				bfs_warn("%s: torn bset at node offset %u ignored", where, off);
+				break;
+			}
+			NFAIL("%s: bad checksum of bset %u at node offset %u", where, n->nr_bsets, off);
+		}
+
+		for (koff = off + sizeof(*b); koff < end; ) {
+			struct bfs_bkey *k = (struct bfs_bkey *)(n->data + koff);
+			u32 ku = bfs_bkey_u64s(k);
+			struct bfs_bpos pos;
+			char kerr[BFS_BKEY_ERR_LEN];
+
+			if (ku < BFS_BKEY_U64S || koff + (u64)ku * 8 > end)
+				NFAIL("%s: key at node offset %u overruns bset %u", where, koff, n->nr_bsets);
+			bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
+			if (bfs_bkey_validate(k, extents, kerr, sizeof(kerr)))
+				NFAIL("%s: invalid key: %s (key %s)", where, kerr, kbuf);
+			pos = bfs_bkey_pos(k);
+			if (cnt && bfs_bpos_cmp(prev, pos) >= 0)
+				NFAIL("%s: keys out of order in bset %u (key %s)", where, n->nr_bsets, kbuf);
+			if (bfs_bpos_cmp(pos, n->min) < 0 || bfs_bpos_cmp(pos, n->max) > 0)
+				NFAIL("%s: key outside the node range %s..%s (key %s)", where,
+				      bfs_node_pos_text(n->min, p1, sizeof(p1)),
+				      bfs_node_pos_text(n->max, p2, sizeof(p2)), kbuf);
+			if (n->level) {
+				const struct bfs_btree_ptr *p = bkey_ptr_val(k);
+
+				if (k->type != BFS_KEY_BTREE_PTR && k->type != BFS_KEY_DELETED)
+					NFAIL("%s: interior node holds a non-pointer key (key %s)", where, kbuf);
+				if (k->type == BFS_KEY_BTREE_PTR &&
+				    (p->level != n->level - 1 || p->btree_id != n->btree_id ||
+				     bfs_bpos_cmp(bfs_bpos_from_disk(&p->min_key), pos) > 0))
+					NFAIL("%s: bad child pointer (key %s)", where, kbuf);
+			} else if (k->type == BFS_KEY_BTREE_PTR) {
+				NFAIL("%s: leaf holds a child pointer (key %s)", where, kbuf);
+			}
+			nk[cnt++] = k;
+			prev = pos;
+			koff += ku * 8;
+		}
+		kbuf[0] = 0;
+		if (merge_bset(n, nk, cnt)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		n->nr_bsets++;
+		n->journal_seq = BFS_MAX(n->journal_seq, le64_to_cpu(b->journal_seq));
+		off = (u32)BFS_ROUND_UP(end, (u64)c->block_size);
+		n->written = off;
+		first = false;
+	}
+
+	for (i = 0; i < n->nr; i++)
+		if (!bfs_bkey_deleted(n->keys[i]))
+			n->live_bytes += bfs_bkey_bytes(n->keys[i]);
+
+	if (n->level) {
+		/* children must tile [min, max] exactly */
+		struct bfs_bpos expect = n->min;
+		bool any = false;
+
+		for (i = 0; i < n->nr; i++) {
+			const struct bfs_bkey *k = n->keys[i];
+
+			if (bfs_bkey_deleted(k))
+				continue;
+			bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
+			if (any && bfs_bpos_eq(expect, BFS_POS_MIN))
+				NFAIL("%s: child pointer after the end of the range (key %s)", where, kbuf);
+			if (!bfs_bpos_eq(bfs_bpos_from_disk(&bkey_ptr_val(k)->min_key), expect))
+				NFAIL("%s: child pointers leave a gap or overlap at %s (key %s)", where,
+				      bfs_node_pos_text(expect, p1, sizeof(p1)), kbuf);
+			expect = bfs_bpos_eq(bfs_bkey_pos(k), BFS_POS_MAX) ? BFS_POS_MIN :
+				bfs_bpos_successor(bfs_bkey_pos(k));
+			any = true;
+		}
+		if (!any || !(bfs_bpos_eq(n->max, BFS_POS_MAX) ? bfs_bpos_eq(expect, BFS_POS_MIN) :
+			      bfs_bpos_eq(expect, bfs_bpos_successor(n->max))))
+			NFAIL("%s: child pointers do not cover the node range up to %s", where,
+			      bfs_node_pos_text(n->max, p1, sizeof(p1)));
+	}
+out:
+	bfs_free(nk);
+	if (ret) {
+		n->nr = 0;
+		n->live_bytes = 0;
+	}
+	return ret;
+}
+
+int bfs_node_read(struct bfs_core *c, struct btree_node *n)
+{
+	char err[BFS_ERR_LEN + 256];
+	int ret;
+
+	ret = bfs_dev_read(c->dev, n->offset, n->data, c->node_size);
+	STAT_INC(c, node_reads);
+	if (ret) {
+		if (!bfs_btree_quiet)
+			bfs_err("btree %s level %u node at %llu: read error %d", id_name(n->btree_id), n->level,
+			(unsigned long long)n->offset, ret);
+		return ret;
+	}
+	ret = bfs_node_parse(c, n, err, sizeof(err));
+	if (ret == -EUCLEAN && !bfs_btree_quiet)
+		bfs_err("%s", err);
+	return ret;
+}
+
+int bfs_node_write(struct bfs_core *c, struct btree_node *n)
+{
+	struct bfs_btree_node *h = (struct bfs_btree_node *)n->data;
+	u32 start = n->written, off = n->written ? n->written : sizeof(*h);
+	struct bfs_bset *b = bset_at(n, off);
+	u8 *dst = (u8 *)b->keys, *plo = n->pending, *phi = n->pending + c->node_size;
+	u32 i, j = 0, end, wend;
+	int ret;
+
+	if (n->written && !n->pending_bytes)
+		return 0;
+	if (!n->written) {
+		*h = (struct bfs_btree_node){
+			.magic = cpu_to_le64(BFS_BTREE_NODE_MAGIC),
+			.seq = cpu_to_le64(n->seq),
+			.btree_id = n->btree_id,
+			.level = n->level,
+			.min_key = bfs_bpos_to_disk(n->min),
+			.max_key = bfs_bpos_to_disk(n->max),
+		};
+		h->csum = cpu_to_le64(bfs_csum(c->csum_type, n->data + 16, sizeof(*h) - 16));
+	}
+	for (i = 0; i < n->nr; i++) {
+		struct bfs_bkey *k = n->keys[i];
+
+		if (plo && (u8 *)k >= plo && (u8 *)k < phi) {
+			size_t bytes = bfs_bkey_bytes(k);
+
+			if (!n->written && bfs_bkey_deleted(k))
+				continue;	/* nothing older to shadow */
+			memmove(dst, k, bytes);
+			n->keys[j++] = (struct bfs_bkey *)dst;
+			dst += bytes;
+		} else {
+			n->keys[j++] = k;
+		}
+	}
+	if (j != n->nr)
+		n->mod_seq++;
+	n->nr = j;
+	end = (u32)(dst - n->data);
+	*b = (struct bfs_bset){
+		.node_seq = cpu_to_le64(n->seq),
+		.journal_seq = cpu_to_le64(n->journal_seq),
+		.u64s = cpu_to_le32((end - off - (u32)sizeof(*b)) / 8),
+		.offset = cpu_to_le32(off),
+	};
+	b->csum = cpu_to_le64(bfs_csum(c->csum_type, (u8 *)b + 8, end - off - 8));
+	wend = (u32)BFS_ROUND_UP(end, c->block_size);
+	memset(n->data + end, 0, wend - end);
+
+	ret = bfs_dev_write(c->dev, n->offset + start, n->data + start, wend - start);
+	STAT_INC(c, node_writes);
+	STAT_ADD(c, node_write_bytes, wend - start);
+	/* the keys now live in data[] either way; pending is no longer referenced */
+	n->written = wend;
+	n->nr_bsets++;
+	n->pending_bytes = 0;
+	bfs_free(n->pending);
+	n->pending = NULL;
+	if (ret)
+		bfs_err("btree %s level %u node at %llu: write error %d", id_name(n->btree_id),
+			n->level, (unsigned long long)n->offset, ret);
+	return ret;
+}

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Whole-tree tools: walking every node (dump-btree, fsck, the crash
+ * harness), verifying a tree and collecting statistics.  A walk holds
+ * commit_lock so the tree cannot change under it; readers go on.
+ */
+#include <stdio.h>
+
+#include "internal.h"
+
+static void node_info(struct bfs_core *c, struct btree_node *n, struct bfs_btree_node_info *ni)
+{
+	u32 i;
+
+	memset(ni, 0, sizeof(*ni));
+	ni->btree_id = n->btree_id;
+	ni->level = n->level;
+	ni->offset = n->offset;
+	ni->seq = n->seq;
+	ni->min_key = n->min;
+	ni->max_key = n->max;
+	ni->nr_bsets = n->nr_bsets;
+	ni->written = n->written;
+	ni->node_size = c->node_size;
+	for (i = 0; i < n->nr; i++)
+		ni->nr_keys += !bfs_bkey_deleted(n->keys[i]);
+	ni->live_bytes = n->live_bytes;
+	ni->dirty = n->dirty;
+}
+
+/* read the node behind @ptr privately, to get the reason it is unreadable */
+static void explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int ret,
+		    struct bfs_btree_node_info *ni)
+{
+	const struct bfs_btree_ptr *p = bkey_ptr_val(ptr);
+	struct btree_node *n = bfs_node_alloc(c);
+
+	memset(ni, 0, sizeof(*ni));
+	ni->btree_id = id;
+	ni->level = p->level;
+	ni->offset = le64_to_cpu(p->offset);
+	ni->seq = le64_to_cpu(p->seq);
+	ni->min_key = bfs_bpos_from_disk(&p->min_key);
+	ni->max_key = bfs_bkey_pos(ptr);
+	ni->node_size = c->node_size;
+	ni->status = ret;
+	snprintf(ni->err, sizeof(ni->err), "btree %s level %u node at %llu: error %d",
+		 bfs_btree_id_name(id), p->level, (unsigned long long)ni->offset, ret);
+	if (!n)
+		return;
+	n->offset = ni->offset;
+	n->seq = ni->seq;
+	n->btree_id = id;
+	n->level = p->level;
+	n->min = ni->min_key;
+	n->max = ni->max_key;
+	if (!bfs_alloc_valid_offset(c->alloc, n->offset))
+		snprintf(ni->err, sizeof(ni->err), "btree %s: child pointer to %llu is outside the metadata area",
+			 bfs_btree_id_name(id), (unsigned long long)n->offset);
+	else if (!bfs_dev_read(c->dev, n->offset, n->data, c->node_size))
+		bfs_node_parse(c, n, ni->err, sizeof(ni->err));
+	bfs_node_free(n);
+}
+
+struct walk {
+	struct bfs_core *c;
+	u8	id;
+	int	(*node_fn)(void *ctx, const struct bfs_btree_node_info *ni);
+	int	(*key_fn)(void *ctx, const struct bfs_btree_node_info *ni, const struct bfs_bkey *k);
+	void	*ctx;
+};
+
+static int walk_node(struct walk *w, struct btree_node *n)
+{
+	struct bfs_btree_node_info ni;
+	u32 i;
+	int ret = 0;
+
+	node_info(w->c, n, &ni);
+	if (w->node_fn)
+		ret = w->node_fn(w->ctx, &ni);
+	for (i = 0; i < n->nr && !ret; i++) {
+		const struct bfs_bkey *k = n->keys[i];
+		struct btree_node *child;
+		int err;
+
+		if (bfs_bkey_deleted(k))
+			continue;
+		if (w->key_fn)
+			ret = w->key_fn(w->ctx, &ni, k);
+		if (ret || !n->level)
+			continue;
+		bfs_btree_quiet = true;
+		err = bfs_cache_get(w->c, w->id, k, &child);
+		bfs_btree_quiet = false;
+		if (err) {
+			struct bfs_btree_node_info bad;
+
+			explain(w->c, w->id, k, err, &bad);
+			if (w->node_fn)
+				ret = w->node_fn(w->ctx, &bad);
+			continue;
+		}
+		ret = walk_node(w, child);
+		bfs_cache_put(w->c, child);
+	}
+	return ret;
+}
+
+int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
+		   int (*node_fn)(void *ctx, const struct bfs_btree_node_info *ni),
+		   int (*key_fn)(void *ctx, const struct bfs_btree_node_info *ni,
+				 const struct bfs_bkey *k),
+		   void *ctx)
+{
+	struct walk w = { c, (u8)id, node_fn, key_fn, ctx };
+	int ret;
+
+	if ((unsigned)id >= BFS_BTREE_NR)
+		return -EINVAL;
+	bfs_mutex_lock(&c->commit_lock);
+	ret = walk_node(&w, c->trees[id].node);
+	bfs_mutex_unlock(&c->commit_lock);
+	return ret;
+}
+
+/* ---- verify ---- */
+
+struct verify {
+	struct bfs_core *c;
+	long	errors;
+	bool	have_prev;
+	struct bfs_bpos prev;		/* last leaf key */
+	struct bfs_bpos next_leaf_min;	/* expected min of the next leaf */
+	bool	have_leaf;
+	bool	at_end;			/* a leaf ending at POS_MAX was seen */
+};
+
+static int verify_node(void *ctx, const struct bfs_btree_node_info *ni)
+{
+	struct verify *v = ctx;
+	char a[64], b[64];
+
+	if (ni->status) {
+		bfs_err("verify: %s", ni->err);
+		v->errors++;
+	}
+	if (ni->status) {
+		/* its range is known from the pointer: don't blame the next leaf too */
+		v->have_leaf = true;
+		v->at_end = bfs_bpos_eq(ni->max_key, BFS_POS_MAX);
+		v->next_leaf_min = bfs_bpos_successor(ni->max_key);
+		v->prev = ni->max_key;
+		v->have_prev = true;
+	} else if (!ni->level) {
+		if (v->at_end || (v->have_leaf ? !bfs_bpos_eq(ni->min_key, v->next_leaf_min) :
+				  !bfs_bpos_eq(ni->min_key, BFS_POS_MIN))) {
+			bfs_err("verify: btree %s leaf at %llu starts at %s, expected %s",
+				bfs_btree_id_name(ni->btree_id), (unsigned long long)ni->offset,
+				bfs_node_pos_text(ni->min_key, a, sizeof(a)),
+				bfs_node_pos_text(v->next_leaf_min, b, sizeof(b)));
+			v->errors++;
+		}
+		v->have_leaf = true;
+		v->at_end = bfs_bpos_eq(ni->max_key, BFS_POS_MAX);
+		v->next_leaf_min = bfs_bpos_successor(ni->max_key);
+	}
+	return 0;
+}
+
+static int verify_key(void *ctx, const struct bfs_btree_node_info *ni, const struct bfs_bkey *k)
+{
+	struct verify *v = ctx;
+	struct bfs_bpos pos = bfs_bkey_pos(k);
+	char kbuf[200];
+
+	if (ni->level)
+		return 0;
+	if (bfs_bpos_cmp(pos, ni->min_key) < 0 || bfs_bpos_cmp(pos, ni->max_key) > 0 ||
+	    (v->have_prev && bfs_bpos_cmp(v->prev, pos) >= 0)) {
+		bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
+		bfs_err("verify: btree %s leaf at %llu: key out of order or outside the node (key %s)",
+			bfs_btree_id_name(ni->btree_id), (unsigned long long)ni->offset, kbuf);
+		v->errors++;
+	} else if (bfs_btree_is_extents(ni->btree_id) && v->have_prev && v->prev.inode == pos.inode &&
+		   v->prev.snapshot == pos.snapshot && bfs_bkey_start(k) < v->prev.offset) {
+		bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
+		bfs_err("verify: btree %s leaf at %llu: extent overlaps the previous one (key %s)",
+			bfs_btree_id_name(ni->btree_id), (unsigned long long)ni->offset, kbuf);
+		v->errors++;
+	}
+	v->prev = pos;
+	v->have_prev = true;
+	return 0;
+}
+
+long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id)
+{
+	struct verify v = { .c = c };
+	int ret = bfs_btree_walk(c, id, verify_node, verify_key, &v);
+
+	if (ret)
+		return ret;
+	if (!v.at_end) {
+		bfs_err("verify: btree %s: leaves do not reach the end of the key space",
+			bfs_btree_id_name(id));
+		v.errors++;
+	}
+	return v.errors;
+}
+
+/* ---- stats ---- */
+
+static int stats_node(void *ctx, const struct bfs_btree_node_info *ni)
+{
+	struct bfs_btree_stats *s = ctx;
+
+	if (ni->level < BFS_BTREE_MAX_DEPTH)
+		s->nodes[ni->level]++;
+	s->depth = BFS_MAX(s->depth, ni->level + 1u);
+	s->node_bytes += ni->node_size;
+	if (!ni->level && !ni->status) {
+		s->keys += ni->nr_keys;
+		s->key_bytes += ni->live_bytes;
+	}
+	return 0;
+}
+
+int bfs_btree_get_stats(struct bfs_core *c, enum bfs_btree_id id, struct bfs_btree_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	return bfs_btree_walk(c, id, stats_node, NULL, s);
+}
+
+int bfs_btree_node_check(struct bfs_core *c, const void *buf, u64 offset,
+			 const struct bfs_bkey *ptr, char *err)
+{
+	const struct bfs_btree_node *h = buf;
+	struct btree_node *n = bfs_node_alloc(c);
+	int ret;
+
+	if (!n)
+		return -ENOMEM;
+	memcpy(n->data, buf, c->node_size);
+	n->offset = offset;
+	if (ptr && ptr->type == BFS_KEY_BTREE_PTR) {
+		const struct bfs_btree_ptr *p = bkey_ptr_val(ptr);
+
+		n->seq = le64_to_cpu(p->seq);
+		n->btree_id = p->btree_id;
+		n->level = p->level;
+		n->min = bfs_bpos_from_disk(&p->min_key);
+		n->max = bfs_bkey_pos(ptr);
+	} else {
+		/* no pointer: check the node against its own header */
+		n->seq = le64_to_cpu(h->seq);
+		n->btree_id = h->btree_id;
+		n->level = h->level;
+		n->min = bfs_bpos_from_disk(&h->min_key);
+		n->max = bfs_bpos_from_disk(&h->max_key);
+	}
+	ret = bfs_node_parse(c, n, err, BFS_ERR_LEN);
+	bfs_node_free(n);
+	return ret;
+}

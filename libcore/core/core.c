@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Opening, closing and formatting the core (see core.h).
+ *
+ * Open: superblock -> clean section roots -> journal (replay unless clean)
+ * -> allocator state rebuilt by walking the interior nodes of every btree
+ * (every reachable node's slot is in use) -> replayed keys applied ->
+ * checkpoint.  A read-write open clears BFS_SB_CLEAN on disk before anything
+ * else is written, so a crash from then on is followed by replay.
+ */
+#include <stdio.h>
+
+#include "../btree/internal.h"
+
+int bfs_core_write_clean(struct bfs_core *c, bool set_clean);
+int bfs_core_reclaim_hook(void *ctx, u64 want_seq);
+u32 bfs_core_pre_write_hook(void *ctx, void *buf, u32 max_u64s);
+int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
+			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
+					     const bool *have),
+			   bool *replayed);
+
+#define CLEAN_U64S	((sizeof(struct bfs_sb_field) + sizeof(struct bfs_sb_clean) + \
+			  BFS_BTREE_NR * sizeof(struct bfs_btree_ptr)) / 8)
+
+static void fill_clean(struct bfs_sb_clean *cl, u64 jseq, const struct bfs_btree_ptr *roots)
+{
+	unsigned i;
+
+	cl->journal_seq = cpu_to_le64(jseq);
+	cl->nr_roots = cpu_to_le32(BFS_BTREE_NR);
+	cl->flags = cpu_to_le32(0);
+	for (i = 0; i < BFS_BTREE_NR; i++)
+		cl->roots[i] = roots[i];
+}
+
+static int put_clean(struct bfs_sb *sb, u64 jseq, const struct bfs_btree_ptr *roots)
+{
+	struct bfs_sb_field *f = bfs_sb_field_resize(sb, BFS_SB_FIELD_CLEAN, CLEAN_U64S);
+
+	if (!f)
+		return -ENOSPC;
+	fill_clean((struct bfs_sb_clean *)f->data, jseq, roots);
+	return 0;
+}
+
+int bfs_core_write_clean(struct bfs_core *c, bool set_clean)
+{
+	struct bfs_btree_ptr roots[BFS_BTREE_NR];
+	struct bfs_sb *sb = c->sbh.sb;
+	unsigned i;
+	int ret;
+
+	bfs_mutex_lock(&c->roots_lock);
+	for (i = 0; i < BFS_BTREE_NR; i++)
+		roots[i] = c->trees[i].disk;
+	bfs_mutex_unlock(&c->roots_lock);
+	ret = put_clean(sb, c->j ? bfs_journal_durable_seq(c->j) : 0, roots);
+	if (ret)
+		return ret;
+	if (set_clean)
+		sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) | BFS_SB_CLEAN);
+	else
+		sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~BFS_SB_CLEAN);
+	return bfs_sb_write(c->dev, sb);
+}
+
+/* ---- format ---- */
+
+int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb)
+{
+	struct bfs_btree_ptr roots[BFS_BTREE_NR];
+	struct bfs_alloc_geom g = {
+		.bucket_size = le32_to_cpu(sb->bucket_size),
+		.first_bucket = le64_to_cpu(sb->first_bucket),
+		.nbuckets = le64_to_cpu(sb->nbuckets),
+		.journal_bucket = le64_to_cpu(sb->journal_bucket),
+		.journal_nbuckets = le32_to_cpu(sb->journal_nbuckets),
+		.node_size = le32_to_cpu(sb->btree_node_size),
+	};
+	struct bfs_core *c;
+	unsigned id;
+	int ret;
+
+	c = bfs_zalloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->dev = dev;
+	c->node_size = g.node_size;
+	c->block_size = le32_to_cpu(sb->block_size);
+	c->csum_type = sb->csum_type;
+	ret = bfs_random_bytes(&c->node_seq_next, sizeof(c->node_seq_next));
+	if (!ret)
+		ret = bfs_alloc_init(&g, &c->alloc);
+	for (id = 0; id < BFS_BTREE_NR && !ret; id++) {
+		struct btree_node *n = bfs_node_alloc(c);
+		u64 buf[BFS_BTREE_PTR_KEY_U64S];
+
+		if (!n) {
+			ret = -ENOMEM;
+			break;
+		}
+		n->btree_id = (u8)id;
+		n->min = BFS_POS_MIN;
+		n->max = BFS_POS_MAX;
+		n->seq = bfs_new_node_seq(c);
+		ret = bfs_alloc_node(c->alloc, &n->offset);
+		if (!ret)
+			ret = bfs_node_write(c, n);
+		if (!ret) {
+			bfs_node_ptr(n, (struct bfs_bkey *)buf);
+			roots[id] = *bkey_ptr_val((struct bfs_bkey *)buf);
+		}
+		bfs_node_free(n);
+	}
+	if (!ret)
+		ret = bfs_dev_flush(dev);
+	if (!ret)
+		ret = put_clean(sb, 0, roots);
+	bfs_alloc_exit(c->alloc);
+	bfs_free(c);
+	return ret;
+}
+
+/* ---- open ---- */
+
+static int mark_tree(struct bfs_core *c, u8 id, struct btree_node *n)
+{
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < n->nr && !ret && n->level; i++) {
+		const struct bfs_bkey *k = n->keys[i];
+		u64 off;
+
+		if (bfs_bkey_deleted(k))
+			continue;
+		off = le64_to_cpu(bkey_ptr_val(k)->offset);
+		ret = bfs_alloc_mark_used(c->alloc, off);
+		if (ret) {
+			bfs_err("btree %s level %u node at %llu: child pointer to %llu %s",
+				bfs_btree_id_name(id), n->level, (unsigned long long)n->offset,
+				(unsigned long long)off,
+				ret == -EEXIST ? "points to a node that is already in use"
+					       : "is outside the metadata area");
+			return -EUCLEAN;
+		}
+		if (n->level > 1) {
+			struct btree_node *child;
+
+			ret = bfs_cache_get(c, id, k, &child);
+			if (!ret) {
+				ret = mark_tree(c, id, child);
+				bfs_cache_put(c, child);
+			}
+		}
+	}
+	return ret;
+}
+
+static int load_roots(struct bfs_core *c, const struct bfs_btree_ptr *jroots, const bool *have)
+{
+	unsigned id;
+	int ret = 0;
+
+	for (id = 0; id < BFS_BTREE_NR && !ret; id++) {
+		u64 buf[BFS_BTREE_PTR_KEY_U64S];
+		struct bfs_bkey *k = (struct bfs_bkey *)buf;
+		struct bfs_btree_ptr *p = (struct bfs_btree_ptr *)k->v;
+
+		if (have && have[id])
+			c->trees[id].disk = jroots[id];
+		bfs_bkey_init(k, BFS_KEY_BTREE_PTR, BFS_POS_MAX, BFS_BTREE_PTR_VAL_U64S);
+		*p = c->trees[id].disk;
+		if (p->btree_id != id || !bfs_bpos_eq(bfs_bpos_from_disk(&p->min_key), BFS_POS_MIN)) {
+			bfs_err("btree %s: bad root pointer", bfs_btree_id_name(id));
+			return -EUCLEAN;
+		}
+		ret = bfs_alloc_mark_used(c->alloc, le64_to_cpu(p->offset));
+		if (ret) {
+			bfs_err("btree %s: root node at %llu is outside the metadata area or shared",
+				bfs_btree_id_name(id), (unsigned long long)le64_to_cpu(p->offset));
+			return -EUCLEAN;
+		}
+		ret = bfs_cache_get(c, (u8)id, k, &c->trees[id].node);
+		if (!ret)
+			ret = mark_tree(c, (u8)id, c->trees[id].node);
+		/*
+		 * The allocator only matters for writing: a read-only open of a
+		 * damaged tree goes on so tools can look at what is readable.
+		 */
+		if (ret == -EUCLEAN && c->read_only && c->trees[id].node)
+			ret = 0;
+	}
+	return ret;
+}
+
+static int read_clean(struct bfs_core *c, u64 *jseq)
+{
+	struct bfs_sb_field *f = bfs_sb_field_get(c->sbh.sb, BFS_SB_FIELD_CLEAN);
+	const struct bfs_sb_clean *cl;
+	unsigned i;
+
+	if (!f || le32_to_cpu(f->u64s) < CLEAN_U64S) {
+		bfs_err("superblock has no valid clean section (btree roots): not formatted by this version?");
+		return -EUCLEAN;
+	}
+	cl = (const void *)f->data;
+	if (le32_to_cpu(cl->nr_roots) < BFS_BTREE_NR) {
+		bfs_err("superblock clean section has %u btree roots, need %u",
+			le32_to_cpu(cl->nr_roots), BFS_BTREE_NR);
+		return -EUCLEAN;
+	}
+	for (i = 0; i < BFS_BTREE_NR; i++)
+		c->trees[i].disk = cl->roots[i];
+	*jseq = le64_to_cpu(cl->journal_seq);
+	return 0;
+}
+
+static void core_free(struct bfs_core *c)
+{
+	unsigned id;
+
+	bfs_readahead_stop(c);
+	if (c->j)
+		bfs_journal_close(c->j);
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		if (c->trees[id].node)
+			bfs_cache_put(c, c->trees[id].node);
+		bfs_rwlock_destroy(&c->trees[id].root_lock);
+	}
+	bfs_cache_exit(c);
+	bfs_alloc_exit(c->alloc);
+	bfs_sb_handle_release(&c->sbh);
+	bfs_mutex_destroy(&c->commit_lock);
+	bfs_mutex_destroy(&c->roots_lock);
+	bfs_free(c);
+}
+
+int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out)
+{
+	static const struct bfs_core_opts defaults;
+	struct bfs_alloc_geom g;
+	struct bfs_core *c;
+	struct bfs_sb *sb;
+	char err[BFS_ERR_LEN];
+	u64 clean_seq = 0;
+	bool clean, replayed = false;
+	unsigned id;
+	int ret;
+
+	c = bfs_zalloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->dev = dev;
+	c->opts = opts ? *opts : defaults;
+	bfs_mutex_init(&c->commit_lock);
+	bfs_mutex_init(&c->roots_lock);
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		bfs_rwlock_init(&c->trees[id].root_lock);
+
+	ret = bfs_sb_read(dev, &c->sbh, err);
+	if (ret) {
+		bfs_err("%s", err);
+		bfs_free(c);	/* nothing else set up yet */
+		return ret;
+	}
+	sb = c->sbh.sb;
+	c->block_size = le32_to_cpu(sb->block_size);
+	c->node_size = le32_to_cpu(sb->btree_node_size);
+	c->bucket_size = le32_to_cpu(sb->bucket_size);
+	c->csum_type = sb->csum_type;
+	memcpy(c->uuid, sb->uuid, 16);
+	c->read_only = c->opts.read_only || c->opts.no_replay || bfs_dev_is_readonly(dev);
+	clean = le32_to_cpu(sb->flags) & BFS_SB_CLEAN;
+	c->allow_torn = !clean;
+
+	g = (struct bfs_alloc_geom){
+		.bucket_size = c->bucket_size,
+		.first_bucket = le64_to_cpu(sb->first_bucket),
+		.nbuckets = le64_to_cpu(sb->nbuckets),
+		.journal_bucket = le64_to_cpu(sb->journal_bucket),
+		.journal_nbuckets = le32_to_cpu(sb->journal_nbuckets),
+		.node_size = c->node_size,
+	};
+	ret = bfs_alloc_init(&g, &c->alloc);
+	if (!ret)
+		ret = bfs_cache_init(c, c->opts.cache_bytes ?: BFS_CORE_DEFAULT_CACHE);
+	if (!ret)
+		ret = bfs_random_bytes(&c->node_seq_next, sizeof(c->node_seq_next));
+	if (!ret)
+		ret = read_clean(c, &clean_seq);
+	if (ret)
+		goto err;
+
+	if (!c->opts.no_journal && g.journal_nbuckets && !c->opts.no_replay) {
+		struct bfs_journal_geom jg;
+
+		bfs_journal_geom_from_sb(sb, dev, &jg);
+		ret = bfs_journal_open(&jg, &c->j);
+		if (ret) {
+			bfs_err("cannot open the journal: error %d", ret);
+			goto err;
+		}
+		c->journal_capacity = (u64)jg.nbuckets * jg.bucket_size;
+		ret = bfs_core_journal_start(c, clean_seq, !clean, load_roots, &replayed);
+	} else {
+		ret = load_roots(c, NULL, NULL);
+	}
+	if (ret)
+		goto err;
+
+	if (!c->read_only) {
+		/* from here on a crash must lead to replay */
+		if (clean) {
+			sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~BFS_SB_CLEAN);
+			ret = bfs_sb_write(dev, sb);
+			if (ret)
+				goto err;
+		}
+		if (c->j) {
+			bfs_journal_set_reclaim(c->j, bfs_core_reclaim_hook, c);
+			bfs_journal_set_pre_write(c->j, bfs_core_pre_write_hook, c,
+						  BFS_BTREE_NR * (1 + BFS_BTREE_PTR_VAL_U64S));
+		}
+		if (replayed || !clean)
+			ret = bfs_core_checkpoint(c);
+		if (ret)
+			goto err;
+	}
+	bfs_readahead_start(c);
+	*out = c;
+	return 0;
+err:
+	core_free(c);
+	return ret;
+}
+
+int bfs_core_flush(struct bfs_core *c)
+{
+	int ret = bfs_core_check_writable(c);
+
+	if (ret)
+		return ret == -EROFS && c->read_only && !c->fatal ? 0 : ret;
+	if (!c->j)
+		return bfs_core_checkpoint(c);
+	bfs_mutex_lock(&c->commit_lock);
+	ret = bfs_core_maybe_checkpoint(c);
+	bfs_mutex_unlock(&c->commit_lock);
+	return ret ?: bfs_journal_flush(c->j);
+}
+
+int bfs_core_close(struct bfs_core *c)
+{
+	int ret = 0;
+
+	if (!c)
+		return 0;
+	bfs_readahead_stop(c);
+	if (!c->read_only && !c->fatal) {
+		ret = bfs_core_checkpoint(c);
+		if (!ret)
+			ret = bfs_core_write_clean(c, true);
+	} else if (c->fatal) {
+		ret = c->fatal;
+	}
+	core_free(c);
+	return ret;
+}
+
+const struct bfs_sb *bfs_core_sb(struct bfs_core *c) { return c->sbh.sb; }
+struct bfs_dev *bfs_core_dev(struct bfs_core *c) { return c->dev; }
+
+void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s)
+{
+	*s = c->stats;
+	bfs_mutex_lock(&c->cache.lock);
+	s->cache_bytes = c->cache.bytes;
+	s->cache_budget = c->cache.budget;
+	s->cache_nodes = c->cache.nr;
+	s->cache_dirty_nodes = c->cache.nr_dirty;
+	bfs_mutex_unlock(&c->cache.lock);
+	s->meta_slots_total = bfs_alloc_nr_total(c->alloc);
+	s->meta_slots_used = s->meta_slots_total - bfs_alloc_nr_free(c->alloc);
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Journal replay at open.  The journal hands us its sub-entries in seq
+ * order; we keep the keys and the newest roots, then (once the roots are
+ * loaded and the allocator knows which slots are used) re-apply every key in
+ * order.  Keys are blind writes (extent trimming was resolved at commit), so
+ * applying them again over a tree that already has some of them gives the
+ * same result.
+ */
+#include <stdio.h>
+
+#include "../btree/internal.h"
+
+struct replay_state {
+	u64	*buf;			/* records: seq, then the sub-entry */
+	size_t	used, cap;
+	struct bfs_btree_ptr roots[BFS_BTREE_NR];
+	bool	have_root[BFS_BTREE_NR];
+	u64	entries;
+};
+
+static int replay_collect(void *ctx, u64 seq, const struct bfs_jset_entry *e)
+{
+	struct replay_state *r = ctx;
+	size_t u = bfs_jset_entry_total_u64s(e);
+
+	if (e->type == BFS_JSET_ENTRY_BTREE_ROOT) {
+		if (e->btree_id >= BFS_BTREE_NR || le16_to_cpu(e->u64s) != BFS_BTREE_PTR_VAL_U64S) {
+			bfs_err("journal seq %llu: bad btree root entry (btree %u, %u u64s)",
+				(unsigned long long)seq, e->btree_id, le16_to_cpu(e->u64s));
+			return -EUCLEAN;
+		}
+		memcpy(&r->roots[e->btree_id], bfs_jset_entry_data(e), sizeof(r->roots[0]));
+		r->have_root[e->btree_id] = true;
+		return 0;
+	}
+	if (e->type != BFS_JSET_ENTRY_BTREE_KEYS)
+		return 0;
+	if (e->btree_id >= BFS_BTREE_NR || e->level) {
+		bfs_err("journal seq %llu: keys for btree %u level %u cannot be replayed",
+			(unsigned long long)seq, e->btree_id, e->level);
+		return -EUCLEAN;
+	}
+	if (r->used + u + 1 > r->cap) {
+		size_t cap = BFS_MAX(r->cap * 2, r->used + u + 1024);
+		u64 *b = bfs_realloc(r->buf, cap * 8);
+
+		if (!b)
+			return -ENOMEM;
+		r->buf = b;
+		r->cap = cap;
+	}
+	r->buf[r->used++] = seq;
+	memcpy(&r->buf[r->used], e, u * 8);
+	r->used += u;
+	r->entries++;
+	return 0;
+}
+
+static int replay_apply(struct bfs_core *c, struct replay_state *r)
+{
+	size_t off = 0;
+	int ret = 0;
+
+	while (off < r->used && !ret) {
+		u64 seq = r->buf[off++];
+		const struct bfs_jset_entry *e = (const void *)&r->buf[off];
+		const u64 *p = (const u64 *)bfs_jset_entry_data(e);
+		const u64 *end = p + le16_to_cpu(e->u64s);
+
+		while (p < end && !ret) {
+			const struct bfs_bkey *k = (const void *)p;
+			char err[BFS_BKEY_ERR_LEN], kbuf[200];
+
+			if (bfs_bkey_u64s(k) < BFS_BKEY_U64S || p + bfs_bkey_u64s(k) > end ||
+			    bfs_bkey_validate(k, bfs_btree_is_extents(e->btree_id), err, sizeof(err)) ||
+			    k->type == BFS_KEY_BTREE_PTR) {
+				if (bfs_bkey_u64s(k) >= BFS_BKEY_U64S && p + bfs_bkey_u64s(k) <= end)
+					bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
+				else
+					snprintf(kbuf, sizeof(kbuf), "(overruns the entry)");
+				bfs_err("journal seq %llu: invalid key for btree %s: %s",
+					(unsigned long long)seq, bfs_btree_id_name(e->btree_id), kbuf);
+				return -EUCLEAN;
+			}
+			ret = bfs_btree_insert_key(c, e->btree_id, k, seq);
+			STAT_INC(c, replayed_keys);
+			p += bfs_bkey_u64s(k);
+		}
+		off += bfs_jset_entry_total_u64s(e);
+	}
+	return ret;
+}
+
+static int replay_ignore(void *ctx, u64 seq, const struct bfs_jset_entry *e)
+{
+	return 0;
+}
+
+int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
+			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
+					     const bool *have),
+			   bool *replayed);
+int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
+			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
+					     const bool *have),
+			   bool *replayed)
+{
+	struct replay_state r = { 0 };
+	int ret;
+
+	*replayed = false;
+	if (!replay) {
+		ret = bfs_journal_read(c->j, clean_seq, replay_ignore, NULL);
+		return ret ?: load_roots(c, NULL, NULL);
+	}
+	ret = bfs_journal_read(c->j, clean_seq, replay_collect, &r);
+	if (!ret)
+		ret = load_roots(c, r.roots, r.have_root);
+	if (!ret && r.entries) {
+		bfs_info("replaying %llu journal entries", (unsigned long long)r.entries);
+		bfs_mutex_lock(&c->commit_lock);
+		ret = replay_apply(c, &r);
+		bfs_mutex_unlock(&c->commit_lock);
+		*replayed = true;
+	}
+	bfs_free(r.buf);
+	return ret;
+}

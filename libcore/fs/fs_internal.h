@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the filesystem layer shared by its two halves:
+ *   namespace  (fs.c, inode.c, dir*.c, xattr.c, rename.c, orphan.c, ...):
+ *              inodes, directory entries, xattrs, open/unlinked inodes;
+ *   data       (data*.c, extent*.c, alloc_data*.c, gc*.c, ...):
+ *              file contents as extents, data space allocation with bucket
+ *              generations in the alloc btree, checksums, compression, GC.
+ *
+ * Locking: btree transactions have no conflict detection, so every
+ * read-modify-write of an inode happens under that inode's lock
+ * (bfs_inode_lock()).  Operations on several inodes lock them in ascending
+ * inode-number order; rename additionally holds fs->rename_lock (as the VFS
+ * does) so that loop checks see a stable tree.
+ */
+#ifndef BFS_FS_INTERNAL_H
+#define BFS_FS_INTERNAL_H
+
+#include <bfs/btree.h>
+#include <bfs/core.h>
+#include <bfs/fs.h>
+#include <bfs/extent_format.h>
+#include <bfs/fs_format.h>
+#include <bfs/os.h>
+
+#define BFS_INODE_LOCKS	256	/* striped: ino % BFS_INODE_LOCKS */
+
+struct bfs_fs_data;		/* the data half's private state */
+struct bfs_open_inodes;		/* open-count table (namespace half) */
+
+struct bfs_fs {
+	struct bfs_dev		*dev;
+	struct bfs_core		*c;
+	const struct bfs_sb	*sb;
+	bool			read_only;
+	u64			hash_seed;	/* sb->hash_seed: dirent/xattr name hashes */
+
+	bfs_mutex		inode_locks[BFS_INODE_LOCKS];
+	bfs_mutex		rename_lock;
+	bfs_mutex		ino_alloc_lock;
+	u64			next_ino;	/* persisted, see doc/format/fs.md */
+
+	struct bfs_open_inodes	*open;
+	struct bfs_fs_data	*data;
+};
+
+void bfs_inode_lock(struct bfs_fs *fs, u64 ino);
+void bfs_inode_unlock(struct bfs_fs *fs, u64 ino);
+/* lock two inodes in a deadlock-free order (same stripe locked once) */
+void bfs_inode_lock2(struct bfs_fs *fs, u64 a, u64 b);
+void bfs_inode_unlock2(struct bfs_fs *fs, u64 a, u64 b);
+
+/* ---- namespace half: the inode record, used by the data half ---- */
+
+/* decoded form of an inode key's value (struct bfs_inode_v in fs_format.h) */
+struct bfs_inode {
+	u64	ino;
+	u64	generation;
+	u32	mode, uid, gid, nlink, flags;
+	u64	size;
+	u64	sectors;	/* 512-byte sectors allocated to data */
+	u64	rdev;
+	s64	atime, mtime, ctime, btime;	/* ns since the epoch */
+};
+
+/* read inode @ino: -ENOENT if it does not exist */
+int bfs_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode);
+/* queue the write of @inode in @t (the caller holds the inode lock) */
+int bfs_inode_write(struct bfs_trans *t, const struct bfs_inode *inode);
+s64 bfs_fs_now(void);
+
+/* ---- data half: called by the namespace half ---- */
+
+int bfs_fs_data_init(struct bfs_fs *fs);	/* at open, after the core */
+void bfs_fs_data_exit(struct bfs_fs *fs);	/* at close, before the core */
+/* flush data still buffered in memory (called by sync/fsync/close) */
+int bfs_fs_data_flush(struct bfs_fs *fs, u64 ino);
+/*
+ * Queue into @t the removal of data beyond @new_size (truncate down: the
+ * partial last block is zeroed) and update inode->sectors; the caller holds
+ * the inode lock, sets inode->size and writes the inode in the same @t.
+ */
+int bfs_fs_data_truncate(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_inode *inode,
+			 u64 new_size);
+/* free every extent of an inode being deleted, in @t */
+int bfs_fs_data_delete_inode(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_inode *inode);
+/* free and used data blocks for statfs, in block_size units */
+void bfs_fs_data_space(struct bfs_fs *fs, u64 *total, u64 *free);
+
+#endif /* BFS_FS_INTERNAL_H */

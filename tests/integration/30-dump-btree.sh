@@ -1,0 +1,80 @@
+# bfs dump-btree: keys in order, ranges, nodes, JSON, damaged and unclean images.
+. "$(dirname "$0")/lib.sh"
+MKKEYS="$TOOLS/bfs-mkkeys"
+[ -x "$MKKEYS" ] || fail "missing $MKKEYS (make integration-check builds it)"
+
+expect_ok "$BFS" format -q --size 256M img
+expect_ok "$BFS" dump-btree img
+contains out "btree inodes:"
+[ "$(grep -c '^u64s' out)" -eq 0 ] || fail "fresh filesystem has keys"
+expect_ok "$MKKEYS" img 20000
+
+note "every key, in order"
+expect_ok "$BFS" dump-btree --btree inodes img
+[ "$(grep -c '^u64s' out)" -eq 20000 ] || fail "expected 20000 keys, got $(grep -c '^u64s' out)"
+sed -n 2p out | grep -q 'type cookie pos 1:3:0' || fail "first key: $(sed -n 2p out)"
+grep '^u64s' out | sed 's/.* pos 1:\([0-9]*\):.*/\1/' > offs
+sort -n -c offs || fail "keys out of order"
+
+note "ranges are inclusive"
+expect_ok "$BFS" dump-btree -b inodes --start 1:10 --end 1:703 img
+[ "$(grep -c '^u64s' out)" -eq 100 ] || fail "range: $(grep -c '^u64s' out) keys"
+expect_ok "$BFS" dump-btree -b extents --start 100:0 --end 100:100 img
+[ "$(grep -c '^u64s' out)" -eq 10 ] || fail "extent range"
+contains out "size 8"
+
+note "JSON and nodes"
+expect_ok "$BFS" dump-btree --json img
+json_ok out
+[ "$(json_get out keys)" -eq 22000 ] || fail "json key count $(json_get out keys)"
+[ "$(json_get out damaged_nodes)" -eq 0 ] || fail "damaged nodes on a good image"
+expect_ok "$BFS" dump-btree --nodes img
+contains out "[csum ok]"
+contains out "node level 1"
+expect_ok "$BFS" dump-btree --nodes --json -b inodes img
+json_ok out
+leaf=$(python3 -c '
+import json,sys
+d = json.load(open("out"))
+print([i for i in d["btrees"][0]["items"] if i["type"] == "node" and i["level"] == 0][1]["offset"])')
+[ -n "$leaf" ] || fail "no leaf offset in the node dump"
+
+note "read-only: an unclean image is replayed in memory, never written"
+cp img unclean.img
+expect_ok "$MKKEYS" unclean.img 1000 --unclean
+expect_ok "$BFS" show-super unclean.img
+contains out "not clean"
+sum=$(md5sum < unclean.img)
+expect_ok "$BFS" dump-btree -b inodes unclean.img
+[ "$(grep -c '^u64s' out)" -eq 20000 ] || fail "replayed keys missing: $(grep -c '^u64s' out)"
+[ "$(md5sum < unclean.img)" = "$sum" ] || fail "dump-btree wrote to the image"
+expect_ok "$BFS" fsck -n unclean.img
+[ "$(md5sum < unclean.img)" = "$sum" ] || fail "fsck -n wrote to the image"
+expect_ok "$BFS" fsck -y unclean.img
+expect_ok "$BFS" show-super unclean.img
+contains out "State:                     clean"
+
+note "a damaged leaf is reported by offset, the rest is still printed"
+cp img bad.img
+printf 'XXXXXXXXXXXXXXXX' | dd of=bad.img bs=1 seek=$((leaf + 200)) conv=notrunc status=none
+expect_rc 1 "$BFS" dump-btree -b inodes bad.img
+contains out "DAMAGED node inodes level 0 at offset $leaf"
+contains err "damaged node"
+n=$(grep -c '^u64s' out)
+[ "$n" -gt 10000 ] && [ "$n" -lt 20000 ] || fail "expected the undamaged keys, got $n"
+expect_rc 1 "$BFS" dump-btree --nodes bad.img
+contains out "DAMAGED"
+expect_rc 4 "$BFS" fsck -n bad.img
+contains out "btree is damaged: btree inodes"
+contains err "node at $leaf: bad checksum"
+expect_ok "$BFS" fsck -n img
+
+note "bad input"
+expect_rc 2 "$BFS" dump-btree --btree nope img
+contains err "unknown btree 'nope'"
+expect_rc 2 "$BFS" dump-btree --start 1 img
+contains err "bad position"
+truncate -s 64M zero.img
+expect_rc 1 "$BFS" dump-btree zero.img
+contains err "cannot open the filesystem"
+echo ok

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Btree core: format/open/close, inserts and lookups, iterators across
+ * nodes, a random workload against a reference model (with reopen), extent
+ * trimming, cache budget, ENOSPC, journal replay after a crash.
+ */
+#include "test_btree_util.h"
+
+#define MODEL_N 20000
+
+static struct bfs_dev *dev;
+static struct bfs_core *c;
+
+static void scan_count(struct bfs_core *core, enum bfs_btree_id id, u64 *nr, bool backward)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	struct bfs_bpos prev = backward ? BFS_POS_MAX : BFS_POS_MIN;
+	bool first = true;
+	int ret;
+
+	*nr = 0;
+	bfs_btree_iter_init(&it, core, id, backward ? BFS_POS_MAX : BFS_POS_MIN, 0);
+	for (ret = backward ? bfs_btree_iter_prev(&it, &k) : bfs_btree_iter_peek(&it, &k); !ret;
+	     ret = backward ? bfs_btree_iter_prev(&it, &k) : bfs_btree_iter_next(&it, &k)) {
+		int cmp = bfs_bpos_cmp(bfs_bkey_pos(k), prev);
+
+		ck_assert(first || (backward ? cmp < 0 : cmp > 0));
+		prev = bfs_bkey_pos(k);
+		first = false;
+		(*nr)++;
+	}
+	ck_assert_int_eq(ret, -ENOENT);
+	bfs_btree_iter_exit(&it);
+}
+
+START_TEST(test_format_open_close)
+{
+	unsigned id;
+	u64 nr;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 64 * KiB, 0, 0);
+	c = tu_open(dev, false, 0);
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		ck_assert_int_eq(bfs_btree_verify(c, id), 0);
+		scan_count(c, id, &nr, false);
+		ck_assert_int_eq(nr, 0);
+	}
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	ck_assert(le32_to_cpu(((struct bfs_sb *)(bfs_dev_mem(dev) + 4096))->flags) & BFS_SB_CLEAN);
+	c = tu_open(dev, false, 0);
+	ck_assert(!(le32_to_cpu(((struct bfs_sb *)(bfs_dev_mem(dev) + 4096))->flags) & BFS_SB_CLEAN));
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+static void insert_seq(struct bfs_core *core, u64 n, u32 nval)
+{
+	u64 buf[64], i;
+
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(bfs_btree_insert(core, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, nval)), 0);
+}
+
+static void check_seq(struct bfs_core *core, u64 n)
+{
+	u64 buf[64], i;
+
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(bfs_btree_lookup(core, BFS_BTREE_INODES, BFS_POS(i / 100, i % 100, 0),
+						  buf, sizeof(buf)), 0);
+		ck_assert_int_eq(tu_val((struct bfs_bkey *)buf), i);
+	}
+	ck_assert_int_eq(bfs_btree_lookup(core, BFS_BTREE_INODES, BFS_POS(n / 100, n % 100, 0) ,
+					  buf, sizeof(buf)), -ENOENT);
+}
+
+START_TEST(test_insert_lookup_iterate)
+{
+	const u64 n = 20000;
+	struct bfs_btree_stats st;
+	u64 nr;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 16 * KiB, 0, 0);
+	c = tu_open(dev, _i, 0);
+	insert_seq(c, n, 2);
+	check_seq(c, n);
+	ck_assert_int_eq(bfs_btree_get_stats(c, BFS_BTREE_INODES, &st), 0);
+	ck_assert_uint_ge(st.depth, 2);
+	ck_assert_int_eq(st.keys, n);
+	scan_count(c, BFS_BTREE_INODES, &nr, false);
+	ck_assert_int_eq(nr, n);
+	scan_count(c, BFS_BTREE_INODES, &nr, true);
+	ck_assert_int_eq(nr, n);
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_INODES), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+
+	c = tu_open(dev, _i, 0);
+	check_seq(c, n);
+	scan_count(c, BFS_BTREE_INODES, &nr, false);
+	ck_assert_int_eq(nr, n);
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_INODES), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
+/* ---- random workload against a model ---- */
+
+static u64 rng_state = 88172645463325252ULL;
+
+static u64 rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void model_compare(struct bfs_core *core, const u64 *model)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 i = 0, seen = 0, expect = 0;
+	int ret;
+
+	for (i = 0; i < MODEL_N; i++)
+		expect += model[i] != 0;
+	bfs_btree_iter_init(&it, core, BFS_BTREE_DIRENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		u64 idx = le64_to_cpu(k->inode) * 1000 + le64_to_cpu(k->offset);
+
+		ck_assert_uint_lt(idx, MODEL_N);
+		ck_assert_msg(model[idx] == tu_val(k), "key %llu: model %llu tree %llu",
+			      (unsigned long long)idx, (unsigned long long)model[idx],
+			      (unsigned long long)tu_val(k));
+		ck_assert_uint_eq(bfs_bkey_val_u64s(k), 1 + model[idx] % 7);
+		seen++;
+	}
+	ck_assert_int_eq(ret, -ENOENT);
+	bfs_btree_iter_exit(&it);
+	ck_assert_uint_eq(seen, expect);
+	ck_assert_int_eq(bfs_btree_verify(core, BFS_BTREE_DIRENTS), 0);
+}
+
+START_TEST(test_random_model)
+{
+	u64 *model = bfs_calloc(MODEL_N, sizeof(u64));
+	u64 buf[64], op;
+	struct bfs_trans *t;
+	struct bfs_core_stats st;
+
+	tu_log_reset();
+	dev = tu_mkfs(128 * MiB, 16 * KiB, 0, 0);
+	c = tu_open(dev, _i, 4 * MiB);
+	ck_assert_int_eq(bfs_trans_begin(c, &t), 0);
+	for (op = 0; op < 120000; op++) {
+		u64 idx = rnd() % MODEL_N, r = rnd();
+		struct bfs_bpos pos = BFS_POS(idx / 1000, idx % 1000, 0);
+
+		/* deletes come in bursts so that nodes get sparse and merge */
+		if ((op / 20000) % 2 == 1 ? r % 3 != 0 : r % 4 == 0) {
+			ck_assert_int_eq(bfs_trans_delete(t, BFS_BTREE_DIRENTS, pos), 0);
+			model[idx] = 0;
+		} else {
+			u64 v = (r >> 8) | 1;
+
+			ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_DIRENTS,
+				tu_key(buf, pos.inode, pos.offset, v, 1 + v % 7)), 0);
+			model[idx] = v;
+		}
+		/* several updates per commit now and then */
+		if (r % 5)
+			ck_assert_int_eq(bfs_trans_commit(t, NULL), 0);
+		if (op % 30000 == 29999) {
+			ck_assert_int_eq(bfs_trans_commit(t, NULL), 0);
+			model_compare(c, model);
+		}
+	}
+	ck_assert_int_eq(bfs_trans_commit(t, NULL), 0);
+	bfs_trans_end(t);
+	model_compare(c, model);
+	bfs_core_get_stats(c, &st);
+	ck_assert_uint_gt(st.splits, 10);
+	ck_assert_uint_gt(st.merges, 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+
+	c = tu_open(dev, _i, 4 * MiB);
+	model_compare(c, model);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	bfs_free(model);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
+START_TEST(test_iter_prev_next)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 buf[16], i;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 4 * KiB, 0, 0);
+	c = tu_open(dev, false, 0);
+	/* even offsets only, enough for many 4K leaves */
+	for (i = 0; i < 4000; i++)
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_XATTRS, tu_key(buf, 1, i * 2, i, 1)), 0);
+
+	bfs_btree_iter_init(&it, c, BFS_BTREE_XATTRS, BFS_POS(1, 1001, 0), 0);
+	ck_assert_int_eq(bfs_btree_iter_peek(&it, &k), 0);
+	ck_assert_int_eq(le64_to_cpu(k->offset), 1002);
+	ck_assert_int_eq(bfs_btree_iter_prev(&it, &k), 0);
+	ck_assert_int_eq(le64_to_cpu(k->offset), 1000);
+	ck_assert_int_eq(bfs_btree_iter_prev(&it, &k), 0);
+	ck_assert_int_eq(le64_to_cpu(k->offset), 998);
+	ck_assert_int_eq(bfs_btree_iter_next(&it, &k), 0);
+	ck_assert_int_eq(le64_to_cpu(k->offset), 1000);
+	/* walk back to the start across many leaves */
+	for (i = 500; i-- > 0; ) {
+		ck_assert_int_eq(bfs_btree_iter_prev(&it, &k), 0);
+		ck_assert_int_eq(le64_to_cpu(k->offset), i * 2);
+	}
+	ck_assert_int_eq(bfs_btree_iter_prev(&it, &k), -ENOENT);
+	bfs_btree_iter_set_pos(&it, BFS_POS(1, 7990, 0));
+	ck_assert_int_eq(bfs_btree_iter_peek(&it, &k), 0);
+	for (i = 3995; i < 4000; i++) {
+		ck_assert_int_eq(le64_to_cpu(k->offset), i * 2);
+		ck_assert_int_eq(bfs_btree_iter_next(&it, &k), i == 3999 ? -ENOENT : 0);
+	}
+	bfs_btree_iter_exit(&it);
+	/* other btrees stay empty */
+	ck_assert_int_eq(bfs_btree_lookup(c, BFS_BTREE_INODES, BFS_POS(1, 2, 0), buf, sizeof(buf)), -ENOENT);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/* ---- extents ---- */
+
+/* test extent type: value word 0 is the "data offset" of the extent's start */
+static void ext_cut_front(struct bfs_bkey *k, u64 n)
+{
+	k->v[0] = cpu_to_le64(le64_to_cpu(k->v[0]) + n);
+}
+
+static const struct bfs_bkey_ops ext_ops = { .name = "test_extent", .min_val_u64s = 1,
+					     .max_val_u64s = 1, .cut_front = ext_cut_front };
+
+static void ext_insert(struct bfs_core *core, u64 ino, u64 start, u64 end, u64 data)
+{
+	u64 buf[8];
+	struct bfs_bkey *k = (struct bfs_bkey *)buf;
+
+	bfs_bkey_init(k, BFS_KEY_EXTENT, BFS_POS(ino, end, 0), 1);
+	k->size = cpu_to_le32((u32)(end - start));
+	k->v[0] = cpu_to_le64(data);
+	ck_assert_int_eq(bfs_btree_insert(core, BFS_BTREE_EXTENTS, k), 0);
+}
+
+/* the extents of @ino as "start-end@data " */
+static void ext_dump(struct bfs_core *core, u64 ino, char *out, size_t len)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	size_t o = 0;
+	int ret;
+
+	out[0] = 0;
+	bfs_btree_iter_init(&it, core, BFS_BTREE_EXTENTS, BFS_POS(ino, 0, 0), 0);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret && le64_to_cpu(k->inode) == ino;
+	     ret = bfs_btree_iter_next(&it, &k))
+		o += (size_t)snprintf(out + o, len - o, "%llu-%llu@%llu ",
+				      (unsigned long long)bfs_bkey_start(k),
+				      (unsigned long long)le64_to_cpu(k->offset),
+				      (unsigned long long)le64_to_cpu(k->v[0]));
+	bfs_btree_iter_exit(&it);
+}
+
+START_TEST(test_extents)
+{
+	struct bfs_trans *t;
+	char s[4096];
+	u64 buf[8], i;
+
+	tu_log_reset();
+	ck_assert_int_eq(bfs_bkey_register_type(BFS_KEY_EXTENT, &ext_ops), 0);
+	dev = tu_mkfs(64 * MiB, 4 * KiB, 0, 0);
+	c = tu_open(dev, false, 0);
+
+	ext_insert(c, 5, 0, 100, 1000);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-100@1000 ");
+	/* split in the middle */
+	ext_insert(c, 5, 30, 40, 5000);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-30@1000 30-40@5000 40-100@1040 ");
+	/* trim the back of one and the front of another */
+	ext_insert(c, 5, 20, 50, 7000);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-20@1000 20-50@7000 50-100@1050 ");
+	/* exact overwrite */
+	ext_insert(c, 5, 20, 50, 8000);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-20@1000 20-50@8000 50-100@1050 ");
+	/* cover everything */
+	ext_insert(c, 5, 0, 200, 9000);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-200@9000 ");
+	/* other inodes are untouched */
+	ext_insert(c, 4, 0, 10, 1);
+	ext_insert(c, 6, 0, 10, 2);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-200@9000 ");
+	/* punch a hole */
+	ck_assert_int_eq(bfs_trans_begin(c, &t), 0);
+	ck_assert_int_eq(bfs_trans_delete_range(t, BFS_BTREE_EXTENTS, 5, 50, 60, 0), 0);
+	ck_assert_int_eq(bfs_trans_commit(t, NULL), 0);
+	bfs_trans_end(t);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-50@9000 60-200@9060 ");
+	/* lookup finds the extent containing an offset */
+	ck_assert_int_eq(bfs_btree_lookup(c, BFS_BTREE_EXTENTS, BFS_POS(5, 55, 0), buf, sizeof(buf)), -ENOENT);
+	ck_assert_int_eq(bfs_btree_lookup(c, BFS_BTREE_EXTENTS, BFS_POS(5, 60, 0), buf, sizeof(buf)), 0);
+	ck_assert_int_eq(le64_to_cpu(((struct bfs_bkey *)buf)->offset), 200);
+	/* many small extents over several leaves, then one that covers them all */
+	for (i = 0; i < 2000; i++)
+		ext_insert(c, 7, i * 10, i * 10 + 5, i);
+	ext_insert(c, 7, 3, 19997, 42);
+	ext_dump(c, 7, s, sizeof(s));
+	ck_assert_str_eq(s, "0-3@0 3-19997@42 ");
+	/* two overlapping extents in one transaction */
+	ck_assert_int_eq(bfs_trans_begin(c, &t), 0);
+	{
+		struct bfs_bkey *k = (struct bfs_bkey *)buf;
+
+		bfs_bkey_init(k, BFS_KEY_EXTENT, BFS_POS(8, 100, 0), 1);
+		k->size = cpu_to_le32(100);
+		k->v[0] = cpu_to_le64(0);
+		ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_EXTENTS, k), 0);
+		bfs_bkey_init(k, BFS_KEY_EXTENT, BFS_POS(8, 60, 0), 1);
+		k->size = cpu_to_le32(20);
+		k->v[0] = cpu_to_le64(500);
+		ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_EXTENTS, k), 0);
+	}
+	ck_assert_int_eq(bfs_trans_commit(t, NULL), 0);
+	bfs_trans_end(t);
+	ext_dump(c, 8, s, sizeof(s));
+	ck_assert_str_eq(s, "0-40@0 40-60@500 60-100@60 ");
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_EXTENTS), 0);
+
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	c = tu_open(dev, false, 0);
+	ext_dump(c, 5, s, sizeof(s));
+	ck_assert_str_eq(s, "0-50@9000 60-200@9060 ");
+	ext_dump(c, 8, s, sizeof(s));
+	ck_assert_str_eq(s, "0-40@0 40-60@500 60-100@60 ");
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+START_TEST(test_cache_budget)
+{
+	struct bfs_core_stats st;
+	u64 nr, budget = 8 * 16 * KiB;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 16 * KiB, 0, 0);
+	c = tu_open(dev, false, budget);
+	insert_seq(c, 30000, 3);
+	ck_assert_int_eq(bfs_core_checkpoint(c), 0);
+	bfs_core_get_stats(c, &st);
+	ck_assert_uint_le(st.cache_bytes, budget + 4 * 20 * KiB);
+	scan_count(c, BFS_BTREE_INODES, &nr, false);
+	ck_assert_int_eq(nr, 30000);
+	check_seq(c, 30000);
+	bfs_core_get_stats(c, &st);
+	ck_assert_uint_gt(st.cache_evictions, 0);
+	ck_assert_uint_le(st.cache_bytes, budget + 4 * 20 * KiB);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
+START_TEST(test_enospc)
+{
+	u64 buf[64], i;
+	int ret = 0;
+	u64 nr;
+
+	tu_log_reset();
+	dev = tu_mkfs(8 * MiB, 64 * KiB, 0, 0);
+	c = tu_open(dev, _i, 0);
+	for (i = 0; i < 1000000 && !ret; i++)
+		ret = bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i, 0, i, 40));
+	ck_assert_int_eq(ret, -ENOSPC);
+	i--;
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_INODES), 0);
+	scan_count(c, BFS_BTREE_INODES, &nr, false);
+	ck_assert_int_eq(nr, i);
+	/* deletes still work and give space back */
+	ck_assert_int_eq(bfs_btree_delete(c, BFS_BTREE_INODES, BFS_POS(0, 0, 0)), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	c = tu_open(dev, _i, 0);
+	scan_count(c, BFS_BTREE_INODES, &nr, false);
+	ck_assert_int_eq(nr, i - 1);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/* ---- journal: replay after a crash ---- */
+
+START_TEST(test_replay)
+{
+	struct bfs_dev *crashed;
+	struct bfs_trans *t;
+	u64 buf[16], i, seq, nr;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 16 * KiB, 0, 8);
+	c = tu_open(dev, false, 0);
+	insert_seq(c, 5000, 1);
+	ck_assert_int_eq(bfs_core_checkpoint(c), 0);
+	/* after the checkpoint: more keys, an atomic pair, deletes, flushed */
+	ck_assert_int_eq(bfs_trans_begin(c, &t), 0);
+	for (i = 5000; i < 8000; i++) {
+		ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 1)), 0);
+		ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_DIRENTS, tu_key(buf, i, 0, i, 1)), 0);
+		ck_assert_int_eq(bfs_trans_commit(t, &seq), 0);
+	}
+	for (i = 0; i < 100; i++)
+		ck_assert_int_eq(bfs_btree_delete(c, BFS_BTREE_INODES, BFS_POS(i / 100, i % 100, 0)), 0);
+	ck_assert_int_eq(bfs_core_flush(c), 0);
+	/* not flushed: may or may not survive, must not break anything */
+	ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_INODES, tu_key(buf, 999, 0, 1, 1)), 0);
+	ck_assert_int_eq(bfs_trans_commit(t, NULL), 0);
+	bfs_trans_end(t);
+
+	/* crash: copy the device as it is now, never close the first core cleanly */
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &crashed), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+
+	c = tu_open(crashed, false, 0);
+	for (i = 100; i < 8000; i++) {
+		ck_assert_int_eq(bfs_btree_lookup(c, BFS_BTREE_INODES, BFS_POS(i / 100, i % 100, 0),
+						  buf, sizeof(buf)), 0);
+		ck_assert_int_eq(tu_val((struct bfs_bkey *)buf), i);
+	}
+	for (i = 0; i < 100; i++)
+		ck_assert_int_eq(bfs_btree_lookup(c, BFS_BTREE_INODES, BFS_POS(0, i, 0), buf, sizeof(buf)),
+				 -ENOENT);
+	scan_count(c, BFS_BTREE_DIRENTS, &nr, false);
+	ck_assert_int_eq(nr, 3000);
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_INODES), 0);
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_DIRENTS), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	/* and a clean reopen after the replay */
+	c = tu_open(crashed, false, 0);
+	scan_count(c, BFS_BTREE_DIRENTS, &nr, false);
+	ck_assert_int_eq(nr, 3000);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(crashed);
+}
+END_TEST
+
+START_TEST(test_journal_wraps)
+{
+	u64 buf[64], i, nr;
+
+	/* a small journal: checkpoints must keep it from filling */
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 16 * KiB, 64 * KiB, 4);
+	c = tu_open(dev, false, 0);
+	for (i = 0; i < 20000; i++) {
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_ALLOC, tu_key(buf, i % 97, i, i, 4)), 0);
+		if (i % 50 == 0)
+			ck_assert_int_eq(bfs_core_flush(c), 0);
+	}
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	c = tu_open(dev, false, 0);
+	scan_count(c, BFS_BTREE_ALLOC, &nr, false);
+	ck_assert_int_eq(nr, 20000);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
+static Suite *btree_suite(void)
+{
+	Suite *s = suite_create("btree");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_format_open_close);
+	tcase_add_loop_test(tc, test_insert_lookup_iterate, 0, 2);
+	tcase_add_loop_test(tc, test_random_model, 0, 2);
+	tcase_add_test(tc, test_iter_prev_next);
+	tcase_add_test(tc, test_extents);
+	tcase_add_test(tc, test_cache_budget);
+	tcase_add_loop_test(tc, test_enospc, 0, 2);
+	tcase_add_test(tc, test_replay);
+	tcase_add_test(tc, test_journal_wraps);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BFS_UNIT_MAIN(btree_suite)
