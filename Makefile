@@ -44,7 +44,7 @@ MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 .PHONY: all clean check unit-check asan-check integration-check demo install deps \
-	completion crash-soak soak clang-check
+	completion crash-soak soak clang-check fixtures
 
 all: $(B)/bfs $(B)/libcore.a
 
@@ -113,6 +113,10 @@ deps:
 
 demo:
 	@sh tests/demo.sh
+
+# regenerate the fsck fixture corpus (review the expect.* diffs before committing)
+fixtures: $(B)/bfs $(TOOL_BINS)
+	sh fixtures/make-fixtures.sh $(B)
 
 completion: $(B)/bfs
 	$(B)/bfs completion > bash-completion/bfs

@@ -7,6 +7,7 @@
 #include "cmd.h"
 
 #include <bfs/fsck.h>
+#include <bfs/log.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -23,6 +24,18 @@ static const struct option fsck_longopts[] = {
 static void print_line(void *ctx, const char *line)
 {
 	printf("%s%s\n", (const char *)ctx, line);
+}
+
+/*
+ * libcore's own messages (what exactly is wrong, where) go to the same
+ * stream as the problem reports, so they read in order
+ */
+static void log_stdout(enum bfs_log_level level, const char *msg, void *ctx)
+{
+	if (level == BFS_LOG_DEBUG)
+		return;
+	printf("%s%s%s\n", (const char *)ctx, level == BFS_LOG_ERR ? "error: " :
+	       level == BFS_LOG_WARN ? "warning: " : "", msg);
 }
 
 static bool ask_tty(void *ctx, const char *prompt)
@@ -87,6 +100,7 @@ static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 		 f.mode == BFS_FSCK_MODE_PREEN ? ": " : "");
 	f.print = print_line;
 	f.ctx = prefix;
+	bfs_log_set_hook(log_stdout, prefix);
 
 	ret = bfs_dev_open(argv[optind], f.mode == BFS_FSCK_MODE_NO ? BFS_DEV_RDONLY : BFS_DEV_EXCL,
 			   &f.dev);

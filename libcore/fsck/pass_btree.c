@@ -15,18 +15,30 @@
 
 #include "fsck_passes.h"
 
+/*
+ * Open the btrees for checking.  A failure can come from the journal or from
+ * the btrees themselves; a read-only open tolerates damaged subtrees, so try
+ * that next, and only blame the journal if skipping it is what helps.
+ */
 static int open_core(struct bfs_fsck *f, struct bfs_core **c)
 {
 	struct bfs_core_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO };
 	int ret = bfs_core_open(f->dev, &opts, c);
 
-	if (ret == -EUCLEAN &&
-	    bfs_fix_problem(f, PR_JOURNAL_UNREPLAYABLE,
-			    "the journal cannot be replayed; its newest updates are lost")) {
-		opts.no_replay = true;
+	if (ret != -EUCLEAN)
+		return ret;
+	if (!opts.read_only) {
 		opts.read_only = true;
 		ret = bfs_core_open(f->dev, &opts, c);
+		if (ret != -EUCLEAN)
+			return ret;
 	}
+	opts.no_replay = true;
+	ret = bfs_core_open(f->dev, &opts, c);
+	if (!ret)
+		bfs_fix_problem(f, PR_JOURNAL_UNREPLAYABLE,
+				"the journal cannot be replayed (see above); checking the "
+				"btrees as of the last clean shutdown");
 	return ret;
 }
 
@@ -38,9 +50,13 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	int ret;
 
 	ret = open_core(f, &c);
+	if (ret == -EUCLEAN) {
+		bfs_fix_problem(f, PR_BTREE_UNREADABLE, "the btrees cannot be opened (see above)");
+		return 0;
+	}
 	if (ret) {
 		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));
-		return ret == -EUCLEAN ? -EUCLEAN : ret;
+		return ret;
 	}
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		long bad = bfs_btree_verify(c, id);

@@ -28,7 +28,7 @@ static const struct bfs_problem problems[PR_NR] = {
 	[PR_SB_BACKUP_STALE] = {
 		"backup superblock differs from the primary", "Update it", PR_PREEN_OK },
 	[PR_JOURNAL_UNREPLAYABLE] = {
-		"journal is damaged", "Check the btrees without it", 0 },
+		"journal is damaged", "Discard it", PR_NO_FIX },
 	[PR_BTREE_UNREADABLE] = {
 		"btree cannot be walked", "Ignore", PR_NO_FIX },
 	[PR_BTREE_DAMAGED] = {

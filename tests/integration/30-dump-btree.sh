@@ -66,7 +66,7 @@ expect_rc 1 "$BFS" dump-btree --nodes bad.img
 contains out "DAMAGED"
 expect_rc 4 "$BFS" fsck -n bad.img
 contains out "btree is damaged: btree inodes"
-contains err "node at $leaf: bad checksum"
+contains out "node at $leaf: bad checksum"
 expect_ok "$BFS" fsck -n img
 
 note "bad input"
