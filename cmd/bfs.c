@@ -18,6 +18,7 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_show_super,
 	&bfs_cmd_fsck,
 	&bfs_cmd_dump_btree,
+	&bfs_cmd_debug,
 	&bfs_cmd_completion,
 	NULL,
 };

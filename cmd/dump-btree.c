@@ -10,9 +10,12 @@
 
 #include <bfs/btree.h>
 #include <bfs/core.h>
+#include <bfs/fs.h>
 #include <bfs/super.h>
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct option dump_longopts[] = {
@@ -32,27 +35,45 @@ struct dump {
 	u64 keys, nodes_seen, damaged;
 };
 
+/* one component of a position: a number or "max" */
+static int parse_component(const char **s, u64 max, u64 *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!strncmp(*s, "max", 3)) {
+		*out = max;
+		*s += 3;
+		return 0;
+	}
+	if (**s < '0' || **s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(*s, &end, 10);
+	if (errno || v > max)
+		return -EINVAL;
+	*out = v;
+	*s = end;
+	return 0;
+}
+
+/* INODE:OFFSET[:SNAPSHOT], each part a number or "max"; or "min" / "max" */
 static int parse_pos(const char *s, struct bfs_bpos *p)
 {
-	unsigned long long a, b;
-	unsigned c = 0;
-	int n = 0;
+	u64 inode, offset, snap = 0;
 
-	if (!strcmp(s, "min")) {
-		*p = BFS_POS_MIN;
+	if (!strcmp(s, "min") || !strcmp(s, "max")) {
+		*p = s[1] == 'i' ? BFS_POS_MIN : BFS_POS_MAX;
 		return 0;
 	}
-	if (!strcmp(s, "max")) {
-		*p = BFS_POS_MAX;
-		return 0;
-	}
-	if (sscanf(s, "%llu:%llu%n", &a, &b, &n) != 2)
+	if (parse_component(&s, UINT64_MAX, &inode) || *s++ != ':' ||
+	    parse_component(&s, UINT64_MAX, &offset))
 		return -EINVAL;
-	if (s[n] == ':' && sscanf(s + n + 1, "%u%n", &c, &n) == 1)
-		;
-	else if (s[n])
+	if (*s == ':' && (s++, parse_component(&s, UINT32_MAX, &snap)))
 		return -EINVAL;
-	*p = BFS_POS(a, b, c);
+	if (*s)
+		return -EINVAL;
+	*p = BFS_POS(inode, offset, (u32)snap);
 	return 0;
 }
 
@@ -205,6 +226,7 @@ static int cmd_dump_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 	if (optind + 1 != argc)
 		return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" :
 					   "too many arguments");
+	bfs_fs_register_key_types();	/* inode, dirent, ... keys print decoded */
 	ret = bfs_dev_open(argv[optind], BFS_DEV_RDONLY, &dev);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open '%s': %s", argv[optind], strerror(-ret));
@@ -244,7 +266,8 @@ const struct bfs_cmd bfs_cmd_dump_btree = {
 	.help =
 	"Options:\n"
 	"  -b, --btree=NAME  only this btree: extents, inodes, dirents, xattrs, alloc\n"
-	"  -s, --start=POS   first key position to print (INODE:OFFSET[:SNAPSHOT], min)\n"
+	"  -s, --start=POS   first key position to print: INODE:OFFSET[:SNAPSHOT], each\n"
+	"                    a number or max; or min, max\n"
 	"  -e, --end=POS     last key position to print (inclusive; max)\n"
 	"  -n, --nodes       print the node tree instead of the keys\n"
 	"  -j, --json        print JSON\n"

@@ -91,7 +91,8 @@ int bfs_trans_delete_range(struct bfs_trans *t, enum bfs_btree_id id, u64 inode,
 /*
  * Apply every queued update atomically; *seq (may be NULL) is the journal seq
  * to pass to bfs_core_flush()/durability checks.  The queue is emptied
- * whether or not it succeeds; on error nothing was applied.
+ * whether or not it succeeds; on error nothing was applied.  -E2BIG: the
+ * updates do not fit in one journal entry (split them over several commits).
  */
 int bfs_trans_commit(struct bfs_trans *t, u64 *seq);
 void bfs_trans_end(struct bfs_trans *t);

@@ -185,4 +185,22 @@ int bfs_fs_map(struct bfs_fs *fs, u64 ino, int (*fn)(void *ctx, const struct bfs
 /* the btree core below, for tools (dump-btree, debug, fsck) */
 struct bfs_core *bfs_fs_core(struct bfs_fs *fs);
 
+/* ---- appended by the namespace half ---- */
+
+struct bfs_sb;
+/*
+ * mkfs step after bfs_core_format() and the first superblock write: opens the
+ * core on @dev, creates the root directory (BFS_ROOT_INO), lost+found and the
+ * inode-number counter in one transaction, closes cleanly and re-reads the
+ * superblock into *sb (a BFS_SB_MAX_BYTES buffer).
+ */
+int bfs_fs_format(struct bfs_dev *dev, struct bfs_sb *sb);
+/*
+ * Register validate/to_text hooks for the filesystem's key types (inode,
+ * dirent, xattr, ...).  bfs_fs_open() and bfs_fs_format() call it; tools that
+ * read the btrees without opening the filesystem (dump-btree, fsck) call it
+ * first.  Idempotent.
+ */
+void bfs_fs_register_key_types(void);
+
 #endif /* BFS_FS_H */

@@ -10,8 +10,9 @@
 
 /*
  * Write the filesystem described by @sb (from bfs_sb_layout()) to @dev:
- * empty btrees and their roots in the clean section, then every superblock
- * copy with BFS_SB_CLEAN set.  Writes metadata only.
+ * empty btrees and their roots in the clean section, every superblock copy
+ * with BFS_SB_CLEAN set, then the root directory, lost+found and the
+ * inode-number counter.  Writes metadata only.  *sb is the final superblock.
  */
 int bfs_mkfs(struct bfs_dev *dev, struct bfs_sb *sb);
 

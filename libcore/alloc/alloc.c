@@ -207,3 +207,118 @@ u64 bfs_alloc_nr_pending(struct bfs_alloc *a)
 	bfs_mutex_unlock(&a->lock);
 	return n;
 }
+
+/*
+ * ---- whole buckets for file data (libcore/fs/alloc_data.c) ----
+ *
+ * Data owns whole buckets; every slot of a data bucket is marked used here so
+ * metadata never lands in it, and a bucket is only handed to data when none
+ * of its slots is used (or pending) by metadata.  Space is thus shared
+ * dynamically between the two.
+ */
+
+static bool bucket_slots(struct bfs_alloc *a, u64 bucket, u64 *first, u64 *nr)
+{
+	u64 spb = a->g.bucket_size / a->g.node_size;
+	u64 start = bucket * a->g.bucket_size;
+
+	if (bucket < a->g.first_bucket || bucket >= a->g.nbuckets || start < a->base)
+		return false;
+	*first = (start - a->base) / a->g.node_size;
+	*nr = spb;
+	return *first + spb <= a->nslots;
+}
+
+static bool bucket_is_free_locked(struct bfs_alloc *a, u64 first, u64 nr)
+{
+	u64 i;
+
+	if (nr >= 64 && !(first % 64)) {
+		for (i = first; i < first + nr; i += 64)
+			if (a->used[i / 64])
+				return false;
+		return true;
+	}
+	for (i = first; i < first + nr; i++)
+		if (test_bit64(a->used, i))
+			return false;
+	return true;
+}
+
+static void bucket_set_locked(struct bfs_alloc *a, u64 first, u64 nr, bool used)
+{
+	u64 i;
+
+	for (i = first; i < first + nr; i++) {
+		if (used && !test_bit64(a->used, i)) {
+			set_bit64(a->used, i);
+			a->nr_free--;
+		} else if (!used && test_bit64(a->used, i)) {
+			clear_bit64(a->used, i);
+			a->nr_free++;
+		}
+	}
+}
+
+int bfs_alloc_bucket_get(struct bfs_alloc *a, u64 bucket)
+{
+	u64 first, nr;
+	int ret = 0;
+
+	if (!bucket_slots(a, bucket, &first, &nr))
+		return -EINVAL;
+	bfs_mutex_lock(&a->lock);
+	if (bucket_is_free_locked(a, first, nr))
+		bucket_set_locked(a, first, nr, true);
+	else
+		ret = -EBUSY;
+	bfs_mutex_unlock(&a->lock);
+	return ret;
+}
+
+void bfs_alloc_bucket_put(struct bfs_alloc *a, u64 bucket)
+{
+	u64 first, nr;
+
+	if (!bucket_slots(a, bucket, &first, &nr))
+		return;
+	bfs_mutex_lock(&a->lock);
+	bucket_set_locked(a, first, nr, false);
+	bfs_mutex_unlock(&a->lock);
+}
+
+int bfs_alloc_bucket_find(struct bfs_alloc *a, u64 reserve_slots, u64 *bucket)
+{
+	u64 spb = a->g.bucket_size / a->g.node_size, b, first, nr;
+
+	bfs_mutex_lock(&a->lock);
+	if (a->nr_free < spb + reserve_slots) {
+		bfs_mutex_unlock(&a->lock);
+		return -ENOSPC;
+	}
+	/* from the top down: metadata allocates next-fit from the bottom */
+	for (b = a->g.nbuckets; b-- > a->g.first_bucket;) {
+		if (!bucket_slots(a, b, &first, &nr))
+			continue;
+		if (bucket_is_free_locked(a, first, nr)) {
+			bucket_set_locked(a, first, nr, true);
+			*bucket = b;
+			bfs_mutex_unlock(&a->lock);
+			return 0;
+		}
+	}
+	bfs_mutex_unlock(&a->lock);
+	return -ENOSPC;
+}
+
+u64 bfs_alloc_nr_free_buckets(struct bfs_alloc *a)
+{
+	u64 b, first, nr, n = 0;
+
+	bfs_mutex_lock(&a->lock);
+	for (b = a->g.first_bucket; b < a->g.nbuckets; b++)
+		if (bucket_slots(a, b, &first, &nr) && bucket_is_free_locked(a, first, nr))
+			n++;
+	bfs_mutex_unlock(&a->lock);
+	return n;
+}

@@ -263,6 +263,11 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	} else {
 		n->mem = bfs_node_mem(c, n);
 		bc->bytes += n->mem;
+		if (n->torn && !c->read_only) {
+			/* the next checkpoint seals the torn tail (node_io.c) */
+			n->dirty = true;
+			bc->nr_dirty++;
+		}
 		*out = n;
 		evict_locked(c);
 	}

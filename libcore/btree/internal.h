@@ -31,6 +31,26 @@
 
 #include "../alloc/alloc.h"
 
+struct pend_block {
+	struct pend_block *next;
+	u32	used, size;		/* bytes */
+	u64	data[];
+};
+
+/* a piece of a node's sorted key view (node_keys.c) */
+#define NODE_CHUNK	128
+/* inode and offset of a key, kept next to the pointer so searches rarely dereference */
+struct node_sk {
+	u64	inode;
+	u64	offset;
+};
+struct key_chunk {
+	u32	nr;
+	u32	pad;
+	struct bfs_bkey *k[NODE_CHUNK];
+	struct node_sk sk[NODE_CHUNK];
+};
+
 struct btree_node {
 	/* identity: fixed at creation */
 	u64	offset;
@@ -43,16 +63,30 @@ struct btree_node {
 	u8	*data;			/* node_size; [0, written) is what is on disk */
 	u32	written;		/* bytes on disk, block multiple; 0 = never written */
 	u32	nr_bsets;
-	u8	*pending;		/* unwritten keys, appended in arrival order */
-	u32	pending_bytes;		/* used in pending (dead copies included) */
-	/* merged view: one entry per position, sorted, newest version wins */
-	struct bfs_bkey **keys;
-	u32	nr, cap;
+	/*
+	 * unwritten keys, appended in arrival order to a list of blocks that
+	 * never move (keys[] points into them); newest block first
+	 */
+	struct pend_block *pending;
+	u32	pending_bytes;		/* key bytes appended (dead copies included) */
+	size_t	pending_alloc;		/* bytes allocated for blocks */
+	/*
+	 * merged view: one entry per position, sorted, newest version wins;
+	 * entry i is node_key(n, i)
+	 */
+	struct key_chunk **ch;
+	u32	*start;			/* index of the first entry of each chunk */
+	struct node_sk *last;		/* search key of the last entry of each chunk */
+	u32	nch, ch_cap;
+	u32	nr;			/* entries */
+	struct key_chunk *spare[4];	/* preallocated for inserts */
+	u32	nr_spare;
 	u64	live_bytes;		/* bytes of non-deleted keys in keys[] */
 	u64	journal_seq;		/* newest journal seq of pending keys */
 	u64	mod_seq;		/* bumped whenever keys[] changes */
 	bool	dirty;
 	bool	dead;			/* replaced by a rewrite; kept while referenced */
+	bool	torn;			/* a torn bset follows the last good one: seal it */
 
 	/* cache state (c->cache.lock) */
 	bool	loading;
@@ -139,11 +173,53 @@ u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos);
 u32 bfs_node_upper_bound(struct btree_node *n, struct bfs_bpos pos);
 /* would adding @bytes of keys still fit in the node's next write? */
 bool bfs_node_fits(struct bfs_core *c, struct btree_node *n, size_t bytes);
-/* make sure keys[] can grow by @extra without allocating */
+/* ---- node_keys.c: the sorted view ---- */
+/* make sure @extra inserts can be done without allocating */
 int bfs_node_reserve(struct btree_node *n, u32 extra);
-/* keys[] and pending ready for one more key */
-int bfs_node_prepare_insert(struct bfs_core *c, struct btree_node *n);
-/* insert/overwrite (caller holds the write lock and checked fits/reserve) */
+void bfs_node_keys_free(struct btree_node *n);
+void bfs_node_key_set(struct btree_node *n, u32 i, struct bfs_bkey *k);
+void bfs_node_key_insert(struct btree_node *n, u32 i, struct bfs_bkey *k);
+void bfs_node_key_remove(struct btree_node *n, u32 i);
+/* replace the whole view with @nr sorted keys */
+int bfs_node_keys_set(struct btree_node *n, struct bfs_bkey *const *keys, u32 nr);
+/* drop entries (@drop true) and/or replace pointers (@map), in order, in place */
+void bfs_node_keys_compact(struct btree_node *n, bool (*drop)(struct bfs_bkey *k, void *ctx),
+			   struct bfs_bkey *(*map)(struct bfs_bkey *k, void *ctx), void *ctx);
+
+static inline u32 bfs_node_chunk_of(const struct btree_node *n, u32 i)
+{
+	u32 lo = 0, hi = n->nch;
+
+	while (hi - lo > 1) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (n->start[mid] <= i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline struct bfs_bkey *node_key(const struct btree_node *n, u32 i)
+{
+	u32 c = bfs_node_chunk_of(n, i);
+
+	return n->ch[c]->k[i - n->start[c]];
+}
+
+/* keys[] and pending ready for one more key of @bytes */
+int bfs_node_prepare_insert(struct bfs_core *c, struct btree_node *n, size_t bytes);
+/* room for @bytes more of pending keys without allocating */
+int bfs_node_reserve_pending(struct btree_node *n, size_t bytes);
+void bfs_node_free_pending(struct btree_node *n);
+/* is @k one of the unwritten keys (not in data[])? */
+static inline bool bfs_node_key_pending(struct bfs_core *c, const struct btree_node *n,
+					const struct bfs_bkey *k)
+{
+	return (const u8 *)k < n->data || (const u8 *)k >= n->data + c->node_size;
+}
+/* insert/overwrite (caller holds the write lock and did prepare_insert) */
 void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_bkey *k, u64 jseq);
 /* interior nodes: the child pointer covering @pos */
 const struct bfs_bkey *bfs_node_child(struct btree_node *n, struct bfs_bpos pos, u32 *idx);

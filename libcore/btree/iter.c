@@ -216,7 +216,7 @@ static int lock_leaf(struct bfs_btree_iter *it, struct bfs_bpos pos)
 
 static int found(struct btree_node *n, struct bfs_btree_iter *it, u32 i)
 {
-	int ret = copy_key(it, n->keys[i]);
+	int ret = copy_key(it, node_key(n, i));
 
 	it->idx = i;
 	it->leaf_mod_seq = n->mod_seq;
@@ -243,7 +243,7 @@ static int peek_fwd(struct bfs_btree_iter *it, struct bfs_bpos pos, bool strict,
 		else
 			i = strict ? bfs_node_upper_bound(n, pos) : bfs_node_lower_bound(n, pos);
 		use_hint = false;
-		while (i < n->nr && bfs_bkey_deleted(n->keys[i]))
+		while (i < n->nr && bfs_bkey_deleted(node_key(n, i)))
 			i++;
 		if (i < n->nr)
 			return found(n, it, i);
@@ -274,7 +274,7 @@ static int peek_back(struct bfs_btree_iter *it, struct bfs_bpos pos, bool incl)
 			return ret;
 		n = it->leaf;
 		i = (s64)(incl ? bfs_node_upper_bound(n, pos) : bfs_node_lower_bound(n, pos)) - 1;
-		while (i >= 0 && bfs_bkey_deleted(n->keys[i]))
+		while (i >= 0 && bfs_bkey_deleted(node_key(n, i)))
 			i--;
 		if (i >= 0)
 			return found(n, it, (u32)i);
@@ -357,7 +357,7 @@ int bfs_btree_lookup(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos p
 	if (ext) {
 		/* the only candidate is the first extent ending after pos */
 		i = bfs_node_upper_bound(n, pos);
-		while (i < n->nr && bfs_bkey_deleted(n->keys[i]))
+		while (i < n->nr && bfs_bkey_deleted(node_key(n, i)))
 			i++;
 		if (i == n->nr && !bfs_bpos_eq(n->max, BFS_POS_MAX)) {
 			struct bfs_btree_iter it;
@@ -374,14 +374,14 @@ int bfs_btree_lookup(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos p
 			bfs_btree_iter_exit(&it);
 			return ret;
 		}
-		k = i < n->nr ? n->keys[i] : NULL;
+		k = i < n->nr ? node_key(n, i) : NULL;
 		if (!k || le64_to_cpu(k->inode) != pos.inode || bfs_bkey_start(k) > pos.offset ||
 		    le32_to_cpu(k->snapshot) != pos.snapshot)
 			k = NULL;
 	} else {
 		i = bfs_node_lower_bound(n, pos);
-		k = i < n->nr && !bfs_bkey_cmp_pos(n->keys[i], pos) && !bfs_bkey_deleted(n->keys[i]) ?
-			n->keys[i] : NULL;
+		k = i < n->nr && !bfs_bkey_cmp_pos(node_key(n, i), pos) && !bfs_bkey_deleted(node_key(n, i)) ?
+			node_key(n, i) : NULL;
 	}
 	if (!k)
 		ret = -ENOENT;

@@ -35,43 +35,16 @@ void bfs_node_free(struct btree_node *n)
 		return;
 	bfs_rwlock_destroy(&n->lock);
 	bfs_free(n->data);
-	bfs_free(n->pending);
-	bfs_free(n->keys);
+	bfs_node_free_pending(n);
+	bfs_node_keys_free(n);
 	bfs_free(n);
 }
 
 size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n)
 {
-	return sizeof(*n) + c->node_size + (n->pending ? c->node_size : 0) +
-		(size_t)n->cap * sizeof(n->keys[0]);
-}
-
-/*
- * Binary search over keys[] with both possible next probes prefetched: the
- * keys of a big node are mostly cold, and this overlaps the cache misses of
- * consecutive steps.
- */
-u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos)
-{
-	struct bfs_bkey **k = n->keys;
-	u32 base = 0, len = n->nr;
-
-	while (len > 1) {
-		u32 half = len / 2;
-
-		__builtin_prefetch(k[base + half / 2]);
-		__builtin_prefetch(k[base + half + half / 2]);
-		if (bfs_bkey_cmp_pos(k[base + half - 1], pos) < 0)
-			base += half;
-		len -= half;
-	}
-	return base + (len == 1 && bfs_bkey_cmp_pos(k[base], pos) < 0);
-}
-
-u32 bfs_node_upper_bound(struct btree_node *n, struct bfs_bpos pos)
-{
-	/* positions are discrete: "> pos" is ">= successor(pos)" */
-	return bfs_bpos_eq(pos, BFS_POS_MAX) ? n->nr : bfs_node_lower_bound(n, bfs_bpos_successor(pos));
+	return sizeof(*n) + c->node_size + n->pending_alloc +
+		(size_t)(n->nch + n->nr_spare) * sizeof(struct key_chunk) +
+		(size_t)n->ch_cap * (sizeof(n->ch[0]) + sizeof(n->start[0]));
 }
 
 bool bfs_node_fits(struct bfs_core *c, struct btree_node *n, size_t bytes)
@@ -81,28 +54,50 @@ bool bfs_node_fits(struct bfs_core *c, struct btree_node *n, size_t bytes)
 	return start + sizeof(struct bfs_bset) + n->pending_bytes + bytes <= c->node_size;
 }
 
-int bfs_node_reserve(struct btree_node *n, u32 extra)
-{
-	if (n->nr + extra > n->cap) {
-		u32 cap = BFS_MAX(BFS_MAX(n->cap * 2, n->nr + extra), 64u);
-		struct bfs_bkey **k = bfs_realloc(n->keys, (size_t)cap * sizeof(*k));
+/* small blocks: a dirty node costs memory for what it holds, not a whole node */
+#define PEND_BLOCK	(4 * KiB)
 
-		if (!k)
-			return -ENOMEM;
-		n->keys = k;
-		n->cap = cap;
-	}
+int bfs_node_reserve_pending(struct btree_node *n, size_t bytes)
+{
+	struct pend_block *b = n->pending;
+	size_t size;
+
+	if (b && b->size - b->used >= bytes)
+		return 0;
+	size = BFS_MAX(bytes, PEND_BLOCK - sizeof(*b));
+	b = bfs_malloc(sizeof(*b) + size);
+	if (!b)
+		return -ENOMEM;
+	b->next = n->pending;
+	b->used = 0;
+	b->size = (u32)size;
+	n->pending = b;
+	n->pending_alloc += sizeof(*b) + size;
 	return 0;
 }
 
-static int node_reserve_pending(struct bfs_core *c, struct btree_node *n)
+void bfs_node_free_pending(struct btree_node *n)
 {
-	if (!n->pending) {
-		n->pending = bfs_malloc(c->node_size);
-		if (!n->pending)
-			return -ENOMEM;
+	while (n->pending) {
+		struct pend_block *b = n->pending;
+
+		n->pending = b->next;
+		bfs_free(b);
 	}
-	return 0;
+	n->pending_alloc = 0;
+	n->pending_bytes = 0;
+}
+
+static struct bfs_bkey *pending_put(struct btree_node *n, const struct bfs_bkey *k)
+{
+	struct pend_block *b = n->pending;
+	size_t bytes = bfs_bkey_bytes(k);
+	struct bfs_bkey *dst = (struct bfs_bkey *)((u8 *)b->data + b->used);
+
+	memcpy(dst, k, bytes);
+	b->used += (u32)bytes;
+	n->pending_bytes += (u32)bytes;
+	return dst;
 }
 
 void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_bkey *k, u64 jseq)
@@ -110,7 +105,8 @@ void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_
 	struct bfs_bpos pos = bfs_bkey_pos(k);
 	size_t bytes = bfs_bkey_bytes(k);
 	u32 idx = bfs_node_lower_bound(n, pos);
-	bool match = idx < n->nr && !bfs_bkey_cmp_pos(n->keys[idx], pos);
+	struct bfs_bkey *old = idx < n->nr ? node_key(n, idx) : NULL;
+	bool match = old && !bfs_bkey_cmp_pos(old, pos);
 	struct bfs_bkey *dst;
 
 	if (bfs_bkey_deleted(k)) {
@@ -118,33 +114,26 @@ void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_
 		 * keys[] holds every position present in any bset, so without a
 		 * live entry there is nothing on disk to shadow: no whiteout.
 		 */
-		if (!match || bfs_bkey_deleted(n->keys[idx]))
+		if (!match || bfs_bkey_deleted(old))
 			return;
 		if (!n->written) {
 			/* never written: nothing older on disk either */
-			n->live_bytes -= bfs_bkey_bytes(n->keys[idx]);
-			memmove(&n->keys[idx], &n->keys[idx + 1], (n->nr - idx - 1) * sizeof(n->keys[0]));
-			n->nr--;
+			n->live_bytes -= bfs_bkey_bytes(old);
+			bfs_node_key_remove(n, idx);
 			n->mod_seq++;
 			return;
 		}
 	}
 
-	/* bfs_node_reserve() and the pending buffer were set up by the caller */
-	if (node_reserve_pending(c, n))
-		return;
-	dst = (struct bfs_bkey *)(n->pending + n->pending_bytes);
-	memcpy(dst, k, bytes);
-	n->pending_bytes += (u32)bytes;
+	/* room was made by bfs_node_prepare_insert(): this cannot fail */
+	dst = pending_put(n, k);
 
 	if (match) {
-		if (!bfs_bkey_deleted(n->keys[idx]))
-			n->live_bytes -= bfs_bkey_bytes(n->keys[idx]);
-		n->keys[idx] = dst;
+		if (!bfs_bkey_deleted(old))
+			n->live_bytes -= bfs_bkey_bytes(old);
+		bfs_node_key_set(n, idx, dst);
 	} else {
-		memmove(&n->keys[idx + 1], &n->keys[idx], (n->nr - idx) * sizeof(n->keys[0]));
-		n->keys[idx] = dst;
-		n->nr++;
+		bfs_node_key_insert(n, idx, dst);
 	}
 	if (!bfs_bkey_deleted(k))
 		n->live_bytes += bytes;
@@ -153,45 +142,49 @@ void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_
 	n->mod_seq++;
 }
 
-int bfs_node_prepare_insert(struct bfs_core *c, struct btree_node *n)
+int bfs_node_prepare_insert(struct bfs_core *c, struct btree_node *n, size_t bytes)
 {
 	int ret = bfs_node_reserve(n, 1);
 
-	return ret ?: node_reserve_pending(c, n);
+	return ret ?: bfs_node_reserve_pending(n, bytes);
 }
 
 const struct bfs_bkey *bfs_node_child(struct btree_node *n, struct bfs_bpos pos, u32 *idx)
 {
 	u32 i = bfs_node_lower_bound(n, pos);
 
-	while (i < n->nr && bfs_bkey_deleted(n->keys[i]))
+	while (i < n->nr && bfs_bkey_deleted(node_key(n, i)))
 		i++;
 	if (idx)
 		*idx = i;
-	return i < n->nr ? n->keys[i] : NULL;
+	return i < n->nr ? node_key(n, i) : NULL;
 }
 
 int bfs_node_fill(struct bfs_core *c, struct btree_node *n, struct bfs_bkey *const *keys, u32 nr)
 {
+	struct bfs_bkey **copies;
 	u32 i;
 	int ret;
 
-	ret = bfs_node_reserve(n, nr);
-	if (!ret)
-		ret = node_reserve_pending(c, n);
+	size_t total = 0;
+
+	/* only for fresh nodes: nothing in the view or pending yet */
+	for (i = 0; i < nr; i++)
+		total += bfs_bkey_bytes(keys[i]);
+	ret = bfs_node_reserve_pending(n, total);
 	if (ret)
 		return ret;
+	copies = bfs_malloc((nr + 1) * sizeof(*copies));
+	if (!copies)
+		return -ENOMEM;
 	for (i = 0; i < nr; i++) {
-		size_t bytes = bfs_bkey_bytes(keys[i]);
-		struct bfs_bkey *dst = (struct bfs_bkey *)(n->pending + n->pending_bytes);
-
-		memcpy(dst, keys[i], bytes);
-		n->pending_bytes += (u32)bytes;
-		n->keys[n->nr++] = dst;
-		n->live_bytes += bytes;
+		copies[i] = pending_put(n, keys[i]);
+		n->live_bytes += bfs_bkey_bytes(keys[i]);
 	}
+	ret = bfs_node_keys_set(n, copies, nr);
+	bfs_free(copies);
 	n->mod_seq++;
-	return 0;
+	return ret;
 }
 
 void bfs_node_ptr(struct btree_node *n, struct bfs_bkey *k)

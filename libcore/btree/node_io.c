@@ -14,50 +14,51 @@
 
 static const char *id_name(unsigned id) { return bfs_btree_id_name(id); }
 
-/* merge the sorted keys of a newer bset into keys[]; newer wins */
-static int merge_bset(struct btree_node *n, struct bfs_bkey **nk, u32 cnt)
+/* the merged view while parsing: a flat sorted array */
+struct flat {
+	struct bfs_bkey **k;
+	u32	nr;
+};
+
+/* merge the sorted keys of a newer bset into @f; newer wins */
+static int merge_bset(struct flat *f, struct bfs_bkey **nk, u32 cnt)
 {
 	struct bfs_bkey **out;
-	u32 i = 0, j = 0, o = 0, cap = n->nr + cnt;
+	u32 i = 0, j = 0, o = 0;
 
 	if (!cnt)
 		return 0;
-	if (!n->nr) {
-		if (bfs_node_reserve(n, cnt))
-			return -ENOMEM;
-		memcpy(n->keys, nk, cnt * sizeof(*nk));
-		n->nr = cnt;
-		return 0;
-	}
-	out = bfs_malloc(BFS_MAX(cap, 1u) * sizeof(*out));
+	out = bfs_malloc((size_t)(f->nr + cnt) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;
-	while (i < n->nr || j < cnt) {
-		int cmp = i == n->nr ? 1 : j == cnt ? -1 :
-			bfs_bpos_cmp(bfs_bkey_pos(n->keys[i]), bfs_bkey_pos(nk[j]));
+	while (i < f->nr || j < cnt) {
+		int cmp = i == f->nr ? 1 : j == cnt ? -1 :
+			bfs_bpos_cmp(bfs_bkey_pos(f->k[i]), bfs_bkey_pos(nk[j]));
 
 		if (cmp < 0) {
-			out[o++] = n->keys[i++];
+			out[o++] = f->k[i++];
 		} else {
 			if (!cmp)
 				i++;
 			out[o++] = nk[j++];
 		}
 	}
-	bfs_free(n->keys);
-	n->keys = out;
-	n->cap = cap;
-	n->nr = o;
+	bfs_free(f->k);
+	f->k = out;
+	f->nr = o;
 	return 0;
 }
 
 #define NFAIL(...) do { snprintf(err, err_len, __VA_ARGS__); ret = -EUCLEAN; goto out; } while (0)
+/* the same, naming key k (formatted only on failure: parsing is a hot path) */
+#define KFAIL(...) do { bfs_bkey_to_text(kbuf, sizeof(kbuf), k); NFAIL(__VA_ARGS__); } while (0)
 
 int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t err_len)
 {
 	const struct bfs_btree_node *h = (const void *)n->data;
 	bool extents = bfs_btree_is_extents(n->btree_id) && n->level == 0;
 	struct bfs_bkey **nk = NULL;
+	struct flat f = { NULL, 0 };
 	char where[128], kbuf[160], p1[64], p2[64];
 	u32 off = sizeof(*h), i;
 	bool first = true;
@@ -66,7 +67,6 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 	snprintf(where, sizeof(where), "btree %s level %u node at %llu", id_name(n->btree_id),
 		 n->level, (unsigned long long)n->offset);
 	kbuf[0] = 0;
-	n->nr = 0;
 	n->live_bytes = 0;
 	n->nr_bsets = 0;
 	n->written = 0;
@@ -108,6 +108,7 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		if (le32_to_cpu(b->offset) != off || end > c->node_size) {
 			if (!first && c->allow_torn) {
 				bfs_warn("%s: torn bset at node offset %u ignored", where, off);
+				n->torn = true;
 				break;
 			}
 			NFAIL("%s: bset at node offset %u has bad offset/size (u64s %llu)", where, off,
@@ -117,6 +118,7 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		    le64_to_cpu(b->csum) != bfs_csum(c->csum_type, (u8 *)b + 8, (size_t)(end - off - 8))) {
 			if (!first && c->allow_torn) {
 				bfs_warn("%s: torn bset at node offset %u ignored", where, off);
+				n->torn = true;
 				break;
 			}
 			NFAIL("%s: bad checksum of bset %u at node offset %u", where, n->nr_bsets, off);
@@ -130,34 +132,33 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 
 			if (ku < BFS_BKEY_U64S || koff + (u64)ku * 8 > end)
 				NFAIL("%s: key at node offset %u overruns bset %u", where, koff, n->nr_bsets);
-			bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
 			if (bfs_bkey_validate(k, extents, kerr, sizeof(kerr)))
-				NFAIL("%s: invalid key: %s (key %s)", where, kerr, kbuf);
+				KFAIL("%s: invalid key: %s (key %s)", where, kerr, kbuf);
 			pos = bfs_bkey_pos(k);
 			if (cnt && bfs_bpos_cmp(prev, pos) >= 0)
-				NFAIL("%s: keys out of order in bset %u (key %s)", where, n->nr_bsets, kbuf);
+				KFAIL("%s: keys out of order in bset %u (key %s)", where, n->nr_bsets, kbuf);
 			if (bfs_bpos_cmp(pos, n->min) < 0 || bfs_bpos_cmp(pos, n->max) > 0)
-				NFAIL("%s: key outside the node range %s..%s (key %s)", where,
+				KFAIL("%s: key outside the node range %s..%s (key %s)", where,
 				      bfs_node_pos_text(n->min, p1, sizeof(p1)),
 				      bfs_node_pos_text(n->max, p2, sizeof(p2)), kbuf);
 			if (n->level) {
 				const struct bfs_btree_ptr *p = bkey_ptr_val(k);
 
 				if (k->type != BFS_KEY_BTREE_PTR && k->type != BFS_KEY_DELETED)
-					NFAIL("%s: interior node holds a non-pointer key (key %s)", where, kbuf);
+					KFAIL("%s: interior node holds a non-pointer key (key %s)", where, kbuf);
 				if (k->type == BFS_KEY_BTREE_PTR &&
 				    (p->level != n->level - 1 || p->btree_id != n->btree_id ||
 				     bfs_bpos_cmp(bfs_bpos_from_disk(&p->min_key), pos) > 0))
-					NFAIL("%s: bad child pointer (key %s)", where, kbuf);
+					KFAIL("%s: bad child pointer (key %s)", where, kbuf);
 			} else if (k->type == BFS_KEY_BTREE_PTR) {
-				NFAIL("%s: leaf holds a child pointer (key %s)", where, kbuf);
+				KFAIL("%s: leaf holds a child pointer (key %s)", where, kbuf);
 			}
 			nk[cnt++] = k;
 			prev = pos;
 			koff += ku * 8;
 		}
 		kbuf[0] = 0;
-		if (merge_bset(n, nk, cnt)) {
+		if (merge_bset(&f, nk, cnt)) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -168,25 +169,24 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		first = false;
 	}
 
-	for (i = 0; i < n->nr; i++)
-		if (!bfs_bkey_deleted(n->keys[i]))
-			n->live_bytes += bfs_bkey_bytes(n->keys[i]);
+	for (i = 0; i < f.nr; i++)
+		if (!bfs_bkey_deleted(f.k[i]))
+			n->live_bytes += bfs_bkey_bytes(f.k[i]);
 
 	if (n->level) {
 		/* children must tile [min, max] exactly */
 		struct bfs_bpos expect = n->min;
 		bool any = false;
 
-		for (i = 0; i < n->nr; i++) {
-			const struct bfs_bkey *k = n->keys[i];
+		for (i = 0; i < f.nr; i++) {
+			const struct bfs_bkey *k = f.k[i];
 
 			if (bfs_bkey_deleted(k))
 				continue;
-			bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
 			if (any && bfs_bpos_eq(expect, BFS_POS_MIN))
-				NFAIL("%s: child pointer after the end of the range (key %s)", where, kbuf);
+				KFAIL("%s: child pointer after the end of the range (key %s)", where, kbuf);
 			if (!bfs_bpos_eq(bfs_bpos_from_disk(&bkey_ptr_val(k)->min_key), expect))
-				NFAIL("%s: child pointers leave a gap or overlap at %s (key %s)", where,
+				KFAIL("%s: child pointers leave a gap or overlap at %s (key %s)", where,
 				      bfs_node_pos_text(expect, p1, sizeof(p1)), kbuf);
 			expect = bfs_bpos_eq(bfs_bkey_pos(k), BFS_POS_MAX) ? BFS_POS_MIN :
 				bfs_bpos_successor(bfs_bkey_pos(k));
@@ -197,12 +197,12 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 			NFAIL("%s: child pointers do not cover the node range up to %s", where,
 			      bfs_node_pos_text(n->max, p1, sizeof(p1)));
 	}
+	ret = bfs_node_keys_set(n, f.k, f.nr);
 out:
 	bfs_free(nk);
-	if (ret) {
-		n->nr = 0;
+	bfs_free(f.k);
+	if (ret)
 		n->live_bytes = 0;
-	}
 	return ret;
 }
 
@@ -225,16 +225,49 @@ int bfs_node_read(struct bfs_core *c, struct btree_node *n)
 	return ret;
 }
 
+struct write_ctx {
+	struct bfs_core *c;
+	struct btree_node *n;
+	u8	*dst;			/* where the next key of the new bset goes */
+	bool	new_node;
+};
+
+static bool in_pending(const struct write_ctx *w, const struct bfs_bkey *k)
+{
+	return bfs_node_key_pending(w->c, w->n, k);
+}
+
+static bool write_drop(struct bfs_bkey *k, void *ctx)
+{
+	/* a node's first bset has nothing older to shadow: whiteouts go */
+	return ((struct write_ctx *)ctx)->new_node && in_pending(ctx, k) && bfs_bkey_deleted(k);
+}
+
+/* walking the view in order, the pending keys come out sorted: copy them into the bset */
+static struct bfs_bkey *write_map(struct bfs_bkey *k, void *ctx)
+{
+	struct write_ctx *w = ctx;
+	struct bfs_bkey *to = (struct bfs_bkey *)w->dst;
+
+	if (!in_pending(w, k))
+		return k;
+	memcpy(to, k, bfs_bkey_bytes(k));
+	w->dst += bfs_bkey_bytes(k);
+	return to;
+}
+
 int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 {
 	struct bfs_btree_node *h = (struct bfs_btree_node *)n->data;
 	u32 start = n->written, off = n->written ? n->written : sizeof(*h);
 	struct bfs_bset *b = bset_at(n, off);
-	u8 *dst = (u8 *)b->keys, *plo = n->pending, *phi = n->pending + c->node_size;
-	u32 i, j = 0, end, wend;
+	u8 *dst = (u8 *)b->keys;
+	struct write_ctx wc;
+	u32 before, end, wend;
 	int ret;
 
-	if (n->written && !n->pending_bytes)
+	/* a torn bset left by a crash gets overwritten, even by an empty one */
+	if (n->written && !n->pending_bytes && !n->torn)
 		return 0;
 	if (!n->written) {
 		*h = (struct bfs_btree_node){
@@ -247,24 +280,12 @@ int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 		};
 		h->csum = cpu_to_le64(bfs_csum(c->csum_type, n->data + 16, sizeof(*h) - 16));
 	}
-	for (i = 0; i < n->nr; i++) {
-		struct bfs_bkey *k = n->keys[i];
-
-		if (plo && (u8 *)k >= plo && (u8 *)k < phi) {
-			size_t bytes = bfs_bkey_bytes(k);
-
-			if (!n->written && bfs_bkey_deleted(k))
-				continue;	/* nothing older to shadow */
-			memmove(dst, k, bytes);
-			n->keys[j++] = (struct bfs_bkey *)dst;
-			dst += bytes;
-		} else {
-			n->keys[j++] = k;
-		}
-	}
-	if (j != n->nr)
+	wc = (struct write_ctx){ c, n, dst, !n->written };
+	before = n->nr;
+	bfs_node_keys_compact(n, write_drop, write_map, &wc);
+	if (n->nr != before)
 		n->mod_seq++;
-	n->nr = j;
+	dst = wc.dst;
 	end = (u32)(dst - n->data);
 	*b = (struct bfs_bset){
 		.node_seq = cpu_to_le64(n->seq),
@@ -282,9 +303,8 @@ int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 	/* the keys now live in data[] either way; pending is no longer referenced */
 	n->written = wend;
 	n->nr_bsets++;
-	n->pending_bytes = 0;
-	bfs_free(n->pending);
-	n->pending = NULL;
+	n->torn = false;
+	bfs_node_free_pending(n);
 	if (ret)
 		bfs_err("btree %s level %u node at %llu: write error %d", id_name(n->btree_id),
 			n->level, (unsigned long long)n->offset, ret);

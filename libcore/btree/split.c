@@ -40,10 +40,10 @@ static struct bfs_bkey **live_keys(struct btree_node *n, u32 *nr, u64 *bytes)
 	if (!arr)
 		return NULL;
 	for (i = 0; i < n->nr; i++) {
-		if (bfs_bkey_deleted(n->keys[i]))
+		if (bfs_bkey_deleted(node_key(n, i)))
 			continue;
-		arr[cnt++] = n->keys[i];
-		b += bfs_bkey_bytes(n->keys[i]);
+		arr[cnt++] = node_key(n, i);
+		b += bfs_bkey_bytes(node_key(n, i));
 	}
 	*nr = cnt;
 	*bytes = b;
@@ -109,7 +109,8 @@ static int parent_prepare(struct bfs_core *c, struct btree_node *parent, unsigne
 
 	/* keys[] may be reallocated: readers must not be looking */
 	bfs_write_lock(&parent->lock);
-	ret = bfs_node_reserve(parent, nkeys) ?: bfs_node_prepare_insert(c, parent);
+	ret = bfs_node_reserve(parent, nkeys) ?:
+		bfs_node_reserve_pending(parent, nkeys * BFS_BTREE_PTR_KEY_U64S * 8);
 	bfs_rwlock_unlock(&parent->lock);
 	return ret;
 }
@@ -212,7 +213,7 @@ static u32 live_children(struct btree_node *n)
 	u32 i, cnt = 0;
 
 	for (i = 0; i < n->nr; i++)
-		cnt += !bfs_bkey_deleted(n->keys[i]);
+		cnt += !bfs_bkey_deleted(node_key(n, i));
 	return cnt;
 }
 

@@ -43,7 +43,8 @@ u32 bfs_btree_max_key_u64s(struct bfs_core *c)
 {
 	u32 usable = c->node_size - (u32)sizeof(struct bfs_btree_node) - (u32)sizeof(struct bfs_bset);
 
-	return BFS_MIN(usable / 4 / 8, BFS_BKEY_MAX_U64S);
+	/* a third of a node: a 64 KiB xattr fits in 256 KiB nodes, and a split always makes room */
+	return BFS_MIN(usable / 3 / 8, BFS_BKEY_MAX_U64S);
 }
 
 int bfs_trans_begin(struct bfs_core *c, struct bfs_trans **out)
@@ -209,6 +210,16 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 	if (ret)
 		goto out_nolock;
 
+	/*
+	 * One commit, one journal entry: refuse what cannot fit before
+	 * changing anything (a record here is the key plus one u64, at least
+	 * what its share of the payload needs).  Only extent trimming can still
+	 * grow a commit past this; such a commit is split with a warning.
+	 */
+	if (c->j && t->used > bfs_journal_max_add_u64s(c->j)) {
+		ret = -E2BIG;
+		goto out_nolock;
+	}
 	bfs_mutex_lock(&c->commit_lock);
 	ret = bfs_core_maybe_checkpoint(c);
 	if (!ret)

@@ -86,7 +86,7 @@ int bfs_btree_insert_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u6
 		}
 		/* keys[] may be reallocated: readers must not be looking */
 		bfs_write_lock(&leaf->lock);
-		ret = bfs_node_prepare_insert(c, leaf);
+		ret = bfs_node_prepare_insert(c, leaf, bytes);
 		if (!ret)
 			bfs_node_insert(c, leaf, k, jseq);
 		bfs_rwlock_unlock(&leaf->lock);
@@ -117,14 +117,14 @@ int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos)
 	parent = p.n[1];
 	idx = bfs_node_lower_bound(parent, leaf->max);
 	/* prefer the right sibling, else the left one */
-	for (i = idx + 1; i < parent->nr && bfs_bkey_deleted(parent->keys[i]); i++)
+	for (i = idx + 1; i < parent->nr && bfs_bkey_deleted(node_key(parent, i)); i++)
 		;
 	if (i >= parent->nr)
-		for (i = (s64)idx - 1; i >= 0 && bfs_bkey_deleted(parent->keys[i]); i--)
+		for (i = (s64)idx - 1; i >= 0 && bfs_bkey_deleted(node_key(parent, i)); i--)
 			;
 	if (i < 0 || i >= parent->nr)
 		goto out;
-	ret = bfs_cache_get(c, id, parent->keys[i], &sib);
+	ret = bfs_cache_get(c, id, node_key(parent, i), &sib);
 	if (ret)
 		goto out;
 	if (leaf->live_bytes + sib->live_bytes <= (u64)usable * 2 / 3)
@@ -206,7 +206,7 @@ static int extent_ops(struct bfs_core *c, u8 id, const struct bfs_bkey *k, struc
 		leaf = p.n[0];
 		i = strict ? bfs_node_upper_bound(leaf, pos) : bfs_node_lower_bound(leaf, pos);
 		for (; i < leaf->nr && !ret; i++) {
-			const struct bfs_bkey *x = leaf->keys[i];
+			const struct bfs_bkey *x = node_key(leaf, i);
 			u64 xs, xe;
 
 			if (bfs_bkey_deleted(x))

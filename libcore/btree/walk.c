@@ -23,7 +23,7 @@ static void node_info(struct bfs_core *c, struct btree_node *n, struct bfs_btree
 	ni->written = n->written;
 	ni->node_size = c->node_size;
 	for (i = 0; i < n->nr; i++)
-		ni->nr_keys += !bfs_bkey_deleted(n->keys[i]);
+		ni->nr_keys += !bfs_bkey_deleted(node_key(n, i));
 	ni->live_bytes = n->live_bytes;
 	ni->dirty = n->dirty;
 }
@@ -80,7 +80,7 @@ static int walk_node(struct walk *w, struct btree_node *n)
 	if (w->node_fn)
 		ret = w->node_fn(w->ctx, &ni);
 	for (i = 0; i < n->nr && !ret; i++) {
-		const struct bfs_bkey *k = n->keys[i];
+		const struct bfs_bkey *k = node_key(n, i);
 		struct btree_node *child;
 		int err;
 

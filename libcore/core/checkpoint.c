@@ -165,8 +165,12 @@ int bfs_core_maybe_checkpoint(struct bfs_core *c)
 
 		need = est * 2 > usable;
 	}
+	/*
+	 * Dirty nodes cannot be evicted: once they hold half the cache, write
+	 * them (their unwritten keys cost little memory, the node image a lot).
+	 */
 	bfs_mutex_lock(&c->cache.lock);
-	dirty = c->cache.nr_dirty * (u64)c->node_size * 2;
+	dirty = c->cache.nr_dirty * (u64)c->node_size;
 	bfs_mutex_unlock(&c->cache.lock);
 	if (dirty * 2 > c->cache.budget)
 		need = true;

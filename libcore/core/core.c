@@ -130,7 +130,7 @@ static int mark_tree(struct bfs_core *c, u8 id, struct btree_node *n)
 	int ret = 0;
 
 	for (i = 0; i < n->nr && !ret && n->level; i++) {
-		const struct bfs_bkey *k = n->keys[i];
+		const struct bfs_bkey *k = node_key(n, i);
 		u64 off;
 
 		if (bfs_bkey_deleted(k))

@@ -87,4 +87,14 @@ int bfs_fs_data_delete_inode(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_
 /* free and used data blocks for statfs, in block_size units */
 void bfs_fs_data_space(struct bfs_fs *fs, u64 *total, u64 *free);
 
+/* ---- appended by the data half ---- */
+
+/*
+ * Register the extent and alloc key types (validate, to_text, cut_front).
+ * bfs_fs_data_init() calls it; bfs_fs_register_key_types() should too, so
+ * tools that walk the btrees without opening the filesystem know them.
+ * Idempotent.
+ */
+void bfs_fs_data_register_types(void);
+
 #endif /* BFS_FS_INTERNAL_H */

@@ -9,6 +9,7 @@
  */
 #include <bfs/btree.h>
 #include <bfs/core.h>
+#include <bfs/fs.h>
 #include <bfs/fsck.h>
 
 #include <string.h>
@@ -49,6 +50,7 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	unsigned id;
 	int ret;
 
+	bfs_fs_register_key_types();	/* validate filesystem keys too */
 	ret = open_core(f, &c);
 	if (ret == -EUCLEAN) {
 		bfs_fix_problem(f, PR_BTREE_UNREADABLE, "the btrees cannot be opened (see above)");

@@ -8,6 +8,11 @@
  * moves on by one block, so a corrupt entry in the middle of a bucket does not
  * hide the valid entries behind it (hiding them would make the newest entry
  * look older than it is, and silently drop fsync'd updates).
+ *
+ * A bucket is always written from its start, so a bucket whose first block
+ * holds no journal magic was never written by any bfs: it is skipped after
+ * reading that one block.  This keeps opening a fresh or lightly used large
+ * filesystem (a 1 GiB journal on 1 TiB) from reading the whole ring.
  */
 #include "journal_types.h"
 
@@ -129,7 +134,12 @@ static int scan_bucket(struct bfs_journal *j, u32 bucket, u8 *buf,
 	u32 o = 0;
 	int ret;
 
-	ret = bfs_dev_read(j->dev, base, buf, j->bucket_size);
+	ret = bfs_dev_read(j->dev, base, buf, j->block_size);
+	if (!ret && le64_to_cpu(((const struct bfs_jset *)buf)->magic) != BFS_JSET_MAGIC)
+		return 0;
+	if (!ret && j->bucket_size > j->block_size)
+		ret = bfs_dev_read(j->dev, base + j->block_size, buf + j->block_size,
+				   j->bucket_size - j->block_size);
 	if (ret) {
 		bfs_err("journal: reading bucket %u at offset %" PRIu64 " failed: %s",
 			bucket, base, strerror(-ret));

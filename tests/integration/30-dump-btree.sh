@@ -6,27 +6,28 @@ MKKEYS="$TOOLS/bfs-mkkeys"
 expect_ok "$BFS" format -q --size 256M img
 expect_ok "$BFS" dump-btree img
 contains out "btree inodes:"
-[ "$(grep -c '^u64s' out)" -eq 0 ] || fail "fresh filesystem has keys"
+[ "$(grep -c 'type cookie' out)" -eq 0 ] || fail "fresh filesystem has test keys"
+[ "$(grep -c '^u64s' out)" -gt 0 ] || fail "fresh filesystem has no root directory"
 expect_ok "$MKKEYS" img 20000
 
 note "every key, in order"
-expect_ok "$BFS" dump-btree --btree inodes img
+expect_ok "$BFS" dump-btree --btree inodes --start 1000000:0 --end 1000000:max img
 [ "$(grep -c '^u64s' out)" -eq 20000 ] || fail "expected 20000 keys, got $(grep -c '^u64s' out)"
-sed -n 2p out | grep -q 'type cookie pos 1:3:0' || fail "first key: $(sed -n 2p out)"
-grep '^u64s' out | sed 's/.* pos 1:\([0-9]*\):.*/\1/' > offs
+sed -n 2p out | grep -q 'type cookie pos 1000000:3:0' || fail "first key: $(sed -n 2p out)"
+grep '^u64s' out | sed 's/.* pos 1000000:\([0-9]*\):.*/\1/' > offs
 sort -n -c offs || fail "keys out of order"
 
 note "ranges are inclusive"
-expect_ok "$BFS" dump-btree -b inodes --start 1:10 --end 1:703 img
+expect_ok "$BFS" dump-btree -b inodes --start 1000000:10 --end 1000000:703 img
 [ "$(grep -c '^u64s' out)" -eq 100 ] || fail "range: $(grep -c '^u64s' out) keys"
-expect_ok "$BFS" dump-btree -b extents --start 100:0 --end 100:100 img
+expect_ok "$BFS" dump-btree -b extents --start 1000100:0 --end 1000100:100 img
 [ "$(grep -c '^u64s' out)" -eq 10 ] || fail "extent range"
 contains out "size 8"
 
 note "JSON and nodes"
 expect_ok "$BFS" dump-btree --json img
 json_ok out
-[ "$(json_get out keys)" -eq 22000 ] || fail "json key count $(json_get out keys)"
+[ "$(json_get out keys)" -ge 22000 ] || fail "json key count $(json_get out keys)"
 [ "$(json_get out damaged_nodes)" -eq 0 ] || fail "damaged nodes on a good image"
 expect_ok "$BFS" dump-btree --nodes img
 contains out "[csum ok]"
@@ -46,7 +47,7 @@ expect_ok "$BFS" show-super unclean.img
 contains out "not clean"
 sum=$(md5sum < unclean.img)
 expect_ok "$BFS" dump-btree -b inodes unclean.img
-[ "$(grep -c '^u64s' out)" -eq 20000 ] || fail "replayed keys missing: $(grep -c '^u64s' out)"
+[ "$(grep -c 'type cookie' out)" -eq 20000 ] || fail "replayed keys missing: $(grep -c '^u64s' out)"
 [ "$(md5sum < unclean.img)" = "$sum" ] || fail "dump-btree wrote to the image"
 expect_ok "$BFS" fsck -n unclean.img
 [ "$(md5sum < unclean.img)" = "$sum" ] || fail "fsck -n wrote to the image"
@@ -60,7 +61,7 @@ printf 'XXXXXXXXXXXXXXXX' | dd of=bad.img bs=1 seek=$((leaf + 200)) conv=notrunc
 expect_rc 1 "$BFS" dump-btree -b inodes bad.img
 contains out "DAMAGED node inodes level 0 at offset $leaf"
 contains err "damaged node"
-n=$(grep -c '^u64s' out)
+n=$(grep -c 'type cookie' out)
 [ "$n" -gt 10000 ] && [ "$n" -lt 20000 ] || fail "expected the undamaged keys, got $n"
 expect_rc 1 "$BFS" dump-btree --nodes bad.img
 contains out "DAMAGED"

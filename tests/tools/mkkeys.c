@@ -7,8 +7,9 @@
  * usage: bfs-mkkeys IMAGE NKEYS [--unclean]
  *        bfs-mkkeys IMAGE --journal     (list journal entries: offset seq last_seq,
  *                                        in seq order, for fixture scripts)
- * Inserts NKEYS cookie keys at (1, 7*i+3) in the inodes btree and NKEYS/10
- * extents of inode 100 in the extents btree, in transactions of 16 keys.
+ * Inserts NKEYS cookie keys at (1000000, 7*i+3) in the inodes btree and
+ * NKEYS/10 extents of inode 1000100 in the extents btree, in transactions of
+ * 16 keys: inode numbers far above what the filesystem itself uses.
  * --unclean flushes the journal but skips the clean close, leaving an image
  * that needs journal replay.
  */
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MKKEYS_INODE 1000000
 
 static void log_stderr(enum bfs_log_level level, const char *msg, void *ctx)
 {
@@ -40,12 +43,12 @@ static int insert_all(struct bfs_core *c, u64 n)
 	for (i = 0; i < n && !ret; i++) {
 		if (!t && (ret = bfs_trans_begin(c, &t)))
 			break;
-		bfs_bkey_init(k, BFS_KEY_COOKIE, BFS_POS(1, 7 * i + 3, 0), 2);
+		bfs_bkey_init(k, BFS_KEY_COOKIE, BFS_POS(MKKEYS_INODE, 7 * i + 3, 0), 2);
 		((__le64 *)bfs_bkey_val(k))[0] = cpu_to_le64(i);
 		((__le64 *)bfs_bkey_val(k))[1] = cpu_to_le64(~i);
 		ret = bfs_trans_update(t, BFS_BTREE_INODES, k);
 		if (!ret && i % 10 == 0) {
-			bfs_bkey_init(k, BFS_KEY_COOKIE, BFS_POS(100, i + 8, 0), 1);
+			bfs_bkey_init(k, BFS_KEY_COOKIE, BFS_POS(MKKEYS_INODE + 100, i + 8, 0), 1);
 			k->size = cpu_to_le32(8);
 			((__le64 *)bfs_bkey_val(k))[0] = cpu_to_le64(i);
 			ret = bfs_trans_update(t, BFS_BTREE_EXTENTS, k);

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data space: whole buckets taken from the metadata allocator, one shared
+ * write point appending into an open bucket, per-bucket live sectors and
+ * generations (in memory here, persisted in the alloc btree by every data
+ * commit), and emptied buckets that become reusable only once the commit
+ * that emptied them is durable.  See doc/format/data.md, "Space".
+ */
+#include <inttypes.h>
+
+#include <bfs/log.h>
+
+/* the core's metadata allocator: data buckets are carved out of it */
+#include "../btree/internal.h"
+#include "data.h"
+
+u64 bfs_data_bucket_of(struct bfs_fs_data *d, u64 dev_off)
+{
+	return dev_off / d->bucket_size;
+}
+
+bool bfs_data_bucket_valid(struct bfs_fs_data *d, u64 bucket)
+{
+	return bucket >= d->first_bucket && bucket < d->nbuckets;
+}
+
+u32 bfs_data_bucket_gen(struct bfs_fs_data *d, u64 bucket)
+{
+	return __atomic_load_n(&d->b[bucket].gen, __ATOMIC_RELAXED);
+}
+
+/*
+ * Metadata slots data must leave free.  bfs_core_reserve_nodes() refuses a
+ * commit of 16 or more updates (data commits are that big) unless
+ * 2 * 16 * (depth + 1) + 2 + 4 * (depth + 1) slots are free; keep that plus
+ * some slack back, so that ENOSPC comes from the data allocator, before any
+ * data is written, and not from a commit after it.
+ */
+static u64 reserve_slots(struct bfs_fs_data *d)
+{
+	u64 depth = 1, need;
+	unsigned id;
+
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		struct btree_root *r = &d->c->trees[id];
+
+		bfs_read_lock(&r->root_lock);
+		if (r->node)
+			depth = BFS_MAX(depth, (u64)r->node->level + 1);
+		bfs_rwlock_unlock(&r->root_lock);
+	}
+	need = 2 * 16 * (depth + 1) + 2 + 4 * (depth + 1) + 16;
+	return BFS_MAX(need, d->reserve_slots);
+}
+
+/* copy-GC may dip into half of the reserve: moving data is how space comes back */
+static __thread bool gc_reserve;
+
+void bfs_data_gc_reserve(bool on)
+{
+	gc_reserve = on;
+}
+
+bool bfs_data_space_low(struct bfs_fs_data *d)
+{
+	return bfs_alloc_nr_free(d->a) < 2 * reserve_slots(d);
+}
+
+/* d->lock held: queue an emptied, closed, idle bucket for release */
+static void maybe_free_locked(struct bfs_fs_data *d, u64 bucket)
+{
+	struct bfs_bucket *bk = &d->b[bucket];
+
+	if (!bk->data || bk->open || bk->inflight || bk->live || bk->pending_free || bk->shared)
+		return;
+	if (d->nr_pending == d->cap_pending) {
+		size_t cap = d->cap_pending ? d->cap_pending * 2 : 64;
+		u64 *p = bfs_realloc(d->pending, cap * sizeof(*p));
+
+		if (!p)
+			return;	/* leaked until the next open: safe, unlike early reuse */
+		d->pending = p;
+		d->cap_pending = cap;
+	}
+	bk->pending_free = true;
+	d->pending[d->nr_pending++] = bucket;
+}
+
+int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
+{
+	size_t n, i;
+	int ret;
+
+	bfs_mutex_lock(&d->lock);
+	n = d->nr_pending;
+	bfs_mutex_unlock(&d->lock);
+	if (!n || !force)
+		return 0;
+	/* every bucket in pending[0, n) was emptied by a commit that returned before this */
+	ret = bfs_core_flush(d->c);
+	if (ret)
+		return ret;
+	bfs_mutex_lock(&d->lock);
+	for (i = 0; i < n; i++) {
+		u64 b = d->pending[i];
+		struct bfs_bucket *bk = &d->b[b];
+
+		bk->pending_free = false;
+		if (bk->live || bk->open || bk->inflight || !bk->data || bk->shared)
+			continue;
+		bk->data = false;
+		d->nr_data_buckets--;
+		bfs_alloc_bucket_put(d->a, b);
+	}
+	memmove(d->pending, d->pending + n, (d->nr_pending - n) * sizeof(*d->pending));
+	d->nr_pending -= n;
+	bfs_mutex_unlock(&d->lock);
+	return 0;
+}
+
+/* d->lock held; may drop it to flush the journal */
+static int open_bucket_locked(struct bfs_fs_data *d)
+{
+	u64 b;
+	int ret;
+
+	for (;;) {
+		if (d->wp_bucket)
+			return 0;	/* someone else opened one meanwhile */
+		ret = bfs_alloc_bucket_find(d->a, reserve_slots(d) / (gc_reserve ? 2 : 1), &b);
+		if (!ret)
+			break;
+		if (ret != -ENOSPC || !d->nr_pending)
+			return ret;
+		bfs_mutex_unlock(&d->lock);
+		ret = bfs_data_release_pending(d, true);
+		bfs_mutex_lock(&d->lock);
+		if (ret)
+			return ret;
+	}
+	/* pointers into the bucket's previous life become stale (readers look without d->lock) */
+	__atomic_store_n(&d->b[b].gen, d->b[b].gen + 1, __ATOMIC_RELAXED);
+	d->b[b].data = true;
+	d->b[b].open = true;
+	d->b[b].live = 0;
+	d->nr_data_buckets++;
+	d->wp_bucket = b;
+	d->wp_fill = 0;
+	return 0;
+}
+
+static void close_wp_locked(struct bfs_fs_data *d)
+{
+	u64 b = d->wp_bucket;
+
+	if (!b)
+		return;
+	d->wp_bucket = 0;
+	d->b[b].open = false;
+	maybe_free_locked(d, b);
+}
+
+int bfs_data_space_get_multi(struct bfs_fs_data *d, u32 unit, u32 max_units, u64 *dev_off,
+			     u64 *bucket, u32 *gen, u32 *units)
+{
+	u32 n;
+	int ret;
+
+	if (unit > d->bucket_size || !max_units)
+		return -EINVAL;
+	bfs_mutex_lock(&d->lock);
+	for (;;) {
+		if (d->wp_bucket && d->wp_fill + unit <= d->bucket_size)
+			break;
+		close_wp_locked(d);
+		ret = open_bucket_locked(d);
+		if (ret) {
+			bfs_mutex_unlock(&d->lock);
+			return ret;
+		}
+	}
+	n = (u32)BFS_MIN((u64)max_units, (d->bucket_size - d->wp_fill) / unit);
+	*bucket = d->wp_bucket;
+	*dev_off = d->wp_bucket * d->bucket_size + d->wp_fill;
+	*gen = d->b[d->wp_bucket].gen;
+	*units = n;
+	d->wp_fill += (u64)n * unit;
+	d->b[d->wp_bucket].inflight += n;
+	bfs_mutex_unlock(&d->lock);
+	return 0;
+}
+
+int bfs_data_space_get(struct bfs_fs_data *d, u32 bytes, u64 *dev_off, u64 *bucket, u32 *gen)
+{
+	u32 units;
+
+	return bfs_data_space_get_multi(d, bytes, 1, dev_off, bucket, gen, &units);
+}
+
+void bfs_data_space_abort(struct bfs_fs_data *d, u64 bucket)
+{
+	bfs_mutex_lock(&d->lock);
+	d->b[bucket].inflight--;
+	maybe_free_locked(d, bucket);
+	bfs_mutex_unlock(&d->lock);
+}
+
+void bfs_data_stats(struct bfs_fs_data *d, u64 *total, u64 *free_bytes)
+{
+	u64 fb = bfs_alloc_nr_free_buckets(d->a), f, reserve;
+
+	bfs_mutex_lock(&d->lock);
+	f = (fb + d->nr_pending) * d->bucket_size;
+	if (d->wp_bucket)
+		f += d->bucket_size - d->wp_fill;
+	bfs_mutex_unlock(&d->lock);
+	reserve = reserve_slots(d) * d->node_size;
+	*free_bytes = f > reserve ? f - reserve : 0;
+	*total = bfs_alloc_nr_total(d->a) * d->node_size;
+}
+
+/* ---- accounting ---- */
+
+void data_update_init(struct data_update *u, struct bfs_trans *t)
+{
+	*u = (struct data_update){ .t = t };
+}
+
+void data_update_exit(struct data_update *u)
+{
+	bfs_free(u->d);
+	u->d = NULL;
+	u->nr = u->cap = 0;
+}
+
+int data_update_add(struct data_update *u, u64 bucket, s64 sectors, u32 inflight)
+{
+	size_t i;
+
+	for (i = 0; i < u->nr; i++) {
+		if (u->d[i].bucket == bucket) {
+			u->d[i].sectors += sectors;
+			u->d[i].inflight += inflight;
+			return 0;
+		}
+	}
+	if (u->nr == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 16;
+		struct data_delta *p = bfs_realloc(u->d, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		u->d = p;
+		u->cap = cap;
+	}
+	u->d[u->nr++] = (struct data_delta){ .bucket = bucket, .sectors = sectors,
+					     .inflight = inflight };
+	return 0;
+}
+
+int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino,
+			   u64 start, u64 end)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret;
+
+	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, start, 0), 0);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		u64 ks = bfs_bkey_start(k), ke = le64_to_cpu(k->offset), n;
+
+		if (le64_to_cpu(k->inode) != ino || ks >= end)
+			break;
+		if (k->type != BFS_KEY_EXTENT)
+			continue;
+		n = BFS_MIN(end, ke) - BFS_MAX(start, ks);
+		u->inode_sectors -= (s64)n;
+		if (!extent_is_unwritten(k)) {
+			const struct bfs_extent_v *v = extent_val(k);
+			u64 b = bfs_data_bucket_of(d, le64_to_cpu(v->offset));
+
+			/* a stale pointer's sectors were never counted in the new life */
+			if (bfs_data_bucket_valid(d, b) &&
+			    le32_to_cpu(v->gen) == bfs_data_bucket_gen(d, b)) {
+				ret = data_update_add(u, b, -(s64)n, 0);
+				if (ret)
+					break;
+			}
+		}
+	}
+	bfs_btree_iter_exit(&it);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+static void alloc_key(u64 *buf, u64 bucket, u32 gen, u64 live)
+{
+	struct bfs_bkey *k = (struct bfs_bkey *)buf;
+	struct bfs_alloc_v *v = (struct bfs_alloc_v *)k->v;
+
+	bfs_bkey_init(k, BFS_KEY_ALLOC, BFS_POS(bucket, 0, 0), BFS_ALLOC_VAL_U64S);
+	memset(v, 0, sizeof(*v));
+	v->gen = cpu_to_le32(gen);
+	v->data_type = live ? BFS_BUCKET_USER : BFS_BUCKET_FREE;
+	v->live_sectors = cpu_to_le64(live);
+}
+
+int data_update_commit(struct bfs_fs_data *d, struct data_update *u, u64 *seq)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_ALLOC_VAL_U64S];
+	size_t i;
+	int ret = 0;
+
+	bfs_mutex_lock(&d->commit_lock);
+	bfs_mutex_lock(&d->lock);
+	for (i = 0; i < u->nr && !ret; i++) {
+		struct data_delta *x = &u->d[i];
+		struct bfs_bucket *bk = &d->b[x->bucket];
+		s64 live = (s64)bk->live + x->sectors;
+
+		if (live < 0) {
+			bfs_warn("data: bucket %" PRIu64 " live sectors would go negative (%" PRId64 ")",
+				 x->bucket, live);
+			x->sectors = -(s64)bk->live;
+		}
+		if (!x->sectors && !x->inflight)
+			continue;
+		alloc_key(buf, x->bucket, bk->gen, bk->live + (u64)x->sectors);
+		ret = bfs_trans_update(u->t, BFS_BTREE_ALLOC, (struct bfs_bkey *)buf);
+	}
+	bfs_mutex_unlock(&d->lock);
+	if (!ret)
+		ret = bfs_trans_commit(u->t, seq);
+	bfs_mutex_lock(&d->lock);
+	for (i = 0; i < u->nr; i++) {
+		struct data_delta *x = &u->d[i];
+		struct bfs_bucket *bk = &d->b[x->bucket];
+
+		if (!ret)
+			bk->live += (u64)x->sectors;
+		bk->inflight -= x->inflight;
+		maybe_free_locked(d, x->bucket);
+	}
+	bfs_mutex_unlock(&d->lock);
+	bfs_mutex_unlock(&d->commit_lock);
+	return ret;
+}
+
+void data_update_abort(struct bfs_fs_data *d, struct data_update *u)
+{
+	size_t i;
+
+	bfs_mutex_lock(&d->lock);
+	for (i = 0; i < u->nr; i++) {
+		d->b[u->d[i].bucket].inflight -= u->d[i].inflight;
+		maybe_free_locked(d, u->d[i].bucket);
+	}
+	bfs_mutex_unlock(&d->lock);
+}
+
+/* ---- open ---- */
+
+static int load_alloc(struct bfs_fs_data *d, u64 *stored_live)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret;
+
+	bfs_btree_iter_init(&it, d->c, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		const struct bfs_alloc_v *v = (const struct bfs_alloc_v *)k->v;
+		u64 b = le64_to_cpu(k->inode);
+
+		if (k->type != BFS_KEY_ALLOC)
+			continue;
+		if (!bfs_data_bucket_valid(d, b)) {
+			bfs_warn("data: alloc key for bucket %" PRIu64 " outside the device", b);
+			continue;
+		}
+		d->b[b].gen = le32_to_cpu(v->gen);
+		stored_live[b] = le64_to_cpu(v->live_sectors);
+	}
+	bfs_btree_iter_exit(&it);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/*
+ * Live sectors are recounted from the extents at every open: the alloc keys
+ * are written in the same transactions, so they agree unless something is
+ * wrong, and then the extents are the truth (and a stale pointer is named).
+ */
+static int count_extents(struct bfs_fs_data *d)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret;
+
+	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		const struct bfs_extent_v *v;
+		u64 b;
+
+		if (k->type != BFS_KEY_EXTENT || extent_is_unwritten(k))
+			continue;
+		v = extent_val(k);
+		b = bfs_data_bucket_of(d, le64_to_cpu(v->offset));
+		if (!bfs_data_bucket_valid(d, b) || le32_to_cpu(v->gen) != d->b[b].gen) {
+			bfs_warn("data: inode %" PRIu64 " sectors %" PRIu64 "..%" PRIu64
+				 ": stale or bad pointer to device offset %" PRIu64 " (gen %u)",
+				 le64_to_cpu(k->inode), bfs_bkey_start(k), le64_to_cpu(k->offset),
+				 le64_to_cpu(v->offset), le32_to_cpu(v->gen));
+			continue;
+		}
+		d->b[b].live += bfs_bkey_size(k);
+	}
+	bfs_btree_iter_exit(&it);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/*
+ * A data bucket that btree nodes use too: the node was placed there before
+ * this layer could say the bucket is taken (see doc/format/data.md, "Open").
+ * Take the rest of its slots and never give the bucket back to the metadata
+ * allocator this session: its node slots are the btree's to free.
+ */
+static void mark_shared(struct bfs_fs_data *d, u64 b)
+{
+	u64 off;
+
+	bfs_err("data: bucket %" PRIu64 " holds file data but btree nodes use it too", b);
+	for (off = b * d->bucket_size; off < (b + 1) * d->bucket_size; off += d->node_size)
+		bfs_alloc_mark_used(d->a, off);
+	d->b[b].shared = true;
+}
+
+int bfs_data_alloc_init(struct bfs_fs_data *d)
+{
+	u64 *stored, b, slots;
+	int ret;
+
+	d->a = d->c->alloc;
+	d->b = bfs_calloc(d->nbuckets, sizeof(*d->b));
+	stored = bfs_calloc(d->nbuckets, sizeof(*stored));
+	if (!d->b || !stored) {
+		bfs_free(stored);
+		return -ENOMEM;
+	}
+	bfs_mutex_init(&d->lock);
+	bfs_mutex_init(&d->commit_lock);
+	bfs_mutex_init(&d->gc_lock);
+	slots = bfs_alloc_nr_total(d->a);
+	/* room for the btrees to split and rewrite nodes, even when data filled the rest */
+	d->reserve_slots = slots / 64;
+
+	ret = load_alloc(d, stored);
+	if (!ret)
+		ret = count_extents(d);
+	for (b = d->first_bucket; b < d->nbuckets && !ret; b++) {
+		if (d->b[b].live != stored[b])
+			bfs_warn("data: bucket %" PRIu64 " has %" PRIu64 " live sectors, alloc key says %"
+				 PRIu64, b, d->b[b].live, stored[b]);
+		if (!d->b[b].live)
+			continue;
+		d->b[b].data = true;
+		d->nr_data_buckets++;
+		if (bfs_alloc_bucket_get(d->a, b))
+			mark_shared(d, b);
+	}
+	bfs_free(stored);
+	return ret;
+}
+
+void bfs_data_alloc_exit(struct bfs_fs_data *d)
+{
+	if (!d->b)
+		return;
+	bfs_mutex_destroy(&d->lock);
+	bfs_mutex_destroy(&d->commit_lock);
+	bfs_mutex_destroy(&d->gc_lock);
+	bfs_free(d->b);
+	bfs_free(d->pending);
+	d->b = NULL;
+}

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * getattr and setattr.  Timestamps: setattr sets ctime (to now, or to the
+ * value given with BFS_SET_CTIME); a size change also sets mtime, as
+ * truncate(2) does.  atime changes only through setattr: reads never write
+ * the inode (noatime semantics, doc/format/fs.md).
+ */
+#include "ns.h"
+
+int bfs_fs_getattr(struct bfs_fs *fs, u64 ino, struct bfs_stat *st)
+{
+	struct bfs_ns_inode inode;
+	int ret = bfs_ns_inode_read(fs, ino, &inode);
+
+	if (!ret)
+		bfs_ns_inode_to_stat(fs, &inode.i, st);
+	return ret;
+}
+
+static s64 ts_ns(struct timespec ts)
+{
+	return (s64)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int check_setattr(const struct bfs_ns_inode *inode, const struct bfs_setattr *sa)
+{
+	if (sa->valid & BFS_SET_SIZE) {
+		if (S_ISDIR(inode->i.mode))
+			return -EISDIR;
+		if (!S_ISREG(inode->i.mode))
+			return -EINVAL;
+		if (sa->size > (u64)INT64_MAX)
+			return -EFBIG;
+	}
+	if ((sa->valid & BFS_SET_FLAGS) && (sa->flags & ~BFS_INODE_FLAGS_KNOWN))
+		return -EOPNOTSUPP;
+	if ((sa->valid & BFS_SET_ATIME) && (sa->atime.tv_nsec < 0 || sa->atime.tv_nsec >= 1000000000))
+		return -EINVAL;
+	if ((sa->valid & BFS_SET_MTIME) && (sa->mtime.tv_nsec < 0 || sa->mtime.tv_nsec >= 1000000000))
+		return -EINVAL;
+	if ((sa->valid & BFS_SET_CTIME) && (sa->ctime.tv_nsec < 0 || sa->ctime.tv_nsec >= 1000000000))
+		return -EINVAL;
+	return 0;
+}
+
+int bfs_fs_setattr(struct bfs_fs *fs, u64 ino, const struct bfs_setattr *sa, struct bfs_stat *st)
+{
+	struct bfs_ns_inode inode;
+	struct bfs_trans *t = NULL;
+	s64 now = bfs_fs_now();
+	int ret;
+
+	if (fs->read_only)
+		return -EROFS;
+	bfs_inode_lock(fs, ino);
+	ret = bfs_ns_inode_read(fs, ino, &inode);
+	if (!ret)
+		ret = check_setattr(&inode, sa);
+	if (!ret)
+		ret = bfs_trans_begin(fs->c, &t);
+	if (ret)
+		goto out;
+
+	if (sa->valid & BFS_SET_MODE)
+		inode.i.mode = (inode.i.mode & S_IFMT) | (sa->mode & 07777);
+	if (sa->valid & BFS_SET_UID)
+		inode.i.uid = sa->uid;
+	if (sa->valid & BFS_SET_GID)
+		inode.i.gid = sa->gid;
+	if (sa->valid & BFS_SET_FLAGS)
+		inode.i.flags = sa->flags;
+	if (sa->valid & BFS_SET_ATIME_NOW)
+		inode.i.atime = now;
+	else if (sa->valid & BFS_SET_ATIME)
+		inode.i.atime = ts_ns(sa->atime);
+	if (sa->valid & BFS_SET_MTIME_NOW)
+		inode.i.mtime = now;
+	else if (sa->valid & BFS_SET_MTIME)
+		inode.i.mtime = ts_ns(sa->mtime);
+	if (sa->valid & BFS_SET_SIZE) {
+		/* the data half trims extents and updates sectors in the same transaction */
+		ret = bfs_fs_data_truncate(fs, t, &inode.i, sa->size);
+		if (ret)
+			goto out;
+		inode.i.size = sa->size;
+		if (!(sa->valid & (BFS_SET_MTIME | BFS_SET_MTIME_NOW)))
+			inode.i.mtime = now;
+	}
+	inode.i.ctime = (sa->valid & BFS_SET_CTIME) ? ts_ns(sa->ctime) : now;
+
+	ret = bfs_ns_inode_write(t, &inode);
+	if (!ret)
+		ret = bfs_trans_commit(t, NULL);
+	if (!ret && st)
+		bfs_ns_inode_to_stat(fs, &inode.i, st);
+out:
+	bfs_trans_end(t);
+	bfs_inode_unlock(fs, ino);
+	return ret;
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The data half's life cycle and the calls the namespace half makes:
+ * init/exit at open/close, flush and fsync, statfs space.
+ */
+#include <bfs/log.h>
+
+#include "data.h"
+
+int bfs_fs_data_init(struct bfs_fs *fs)
+{
+	const struct bfs_sb *sb = bfs_core_sb(fs->c);
+	struct bfs_fs_data *d;
+	int ret;
+
+	d = bfs_zalloc(sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->fs = fs;
+	d->c = fs->c;
+	d->dev = bfs_core_dev(fs->c);
+	d->block_size = le32_to_cpu(sb->block_size);
+	d->bucket_size = le32_to_cpu(sb->bucket_size);
+	d->node_size = le32_to_cpu(sb->btree_node_size);
+	d->first_bucket = le64_to_cpu(sb->first_bucket);
+	d->nbuckets = le64_to_cpu(sb->nbuckets);
+	d->chunk_max = (u32)BFS_MIN(BFS_EXTENT_CHUNK_MAX, (u64)d->bucket_size);
+	d->chunk_max = BFS_MAX(BFS_ROUND_DOWN(d->chunk_max, d->block_size), d->block_size);
+	d->csum_type = sb->csum_type;
+	if (le64_to_cpu(sb->incompat) & BFS_FEAT_INCOMPAT_ZSTD)
+		d->compression = sb->compression_type;
+	d->level = sb->compression_level ? sb->compression_level : BFS_ZSTD_LEVEL_DEFAULT;
+	bfs_fs_data_register_types();
+	ret = bfs_data_alloc_init(d);
+	if (ret) {
+		bfs_data_alloc_exit(d);
+		bfs_free(d);
+		return ret;
+	}
+	fs->data = d;
+	return 0;
+}
+
+void bfs_fs_data_exit(struct bfs_fs *fs)
+{
+	struct bfs_fs_data *d = fs->data;
+
+	if (!d)
+		return;
+	bfs_data_alloc_exit(d);
+	bfs_free(d);
+	fs->data = NULL;
+}
+
+int bfs_fs_data_flush(struct bfs_fs *fs, u64 ino)
+{
+	/* data goes to the device before its extent is committed: nothing is buffered */
+	return 0;
+}
+
+int bfs_fs_fsync(struct bfs_fs *fs, u64 ino, bool datasync)
+{
+	int ret;
+
+	if (fs->read_only)
+		return 0;
+	/*
+	 * Every chunk was written before the transaction referencing it
+	 * committed, and each journal entry is written after a device flush:
+	 * making the journal durable makes the data durable too.
+	 */
+	ret = bfs_data_release_pending(fs->data, true);
+	if (!ret)
+		ret = bfs_core_flush(fs->c);
+	return ret;
+}
+
+void bfs_fs_data_space(struct bfs_fs *fs, u64 *total, u64 *free_blocks)
+{
+	struct bfs_fs_data *d = fs->data;
+	u64 t, f;
+
+	bfs_data_stats(d, &t, &f);
+	*total = t / d->block_size;
+	*free_blocks = f / d->block_size;
+}

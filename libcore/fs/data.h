@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private state and helpers of the data half of the filesystem layer
+ * (data*.c, extent*.c, alloc_data*.c, gc*.c); see doc/format/data.md.
+ *
+ * Locking, outermost first:
+ *   inode lock (fs_internal.h)   every change to a file's extents
+ *   d->commit_lock               data commits: alloc key values are computed
+ *                                from the in-memory bucket table and must
+ *                                reach the btree in the same order
+ *   d->lock                      the bucket table, write point, free lists
+ * Data I/O happens under the inode lock only.
+ */
+#ifndef BFS_FS_DATA_H
+#define BFS_FS_DATA_H
+
+#include "fs_internal.h"
+
+struct bfs_alloc;
+
+struct bfs_bucket {
+	u32	gen;
+	bool	data;		/* owned by the data allocator */
+	bool	open;		/* the write point appends to it */
+	bool	pending_free;	/* emptied; reusable once that is durable */
+	bool	shared;		/* btree nodes found in it at open: never released */
+	u32	inflight;	/* chunks written into it, not committed yet */
+	u64	live;		/* sectors of extents pointing into it */
+};
+
+struct bfs_fs_data {
+	struct bfs_fs	*fs;
+	struct bfs_core	*c;
+	struct bfs_alloc *a;
+	struct bfs_dev	*dev;
+	u32	block_size;
+	u32	bucket_size;
+	u32	node_size;
+	u32	chunk_max;		/* bytes of uncompressed data per chunk */
+	u64	first_bucket, nbuckets;
+	u8	csum_type;
+	u8	compression;
+	int	level;
+	u64	reserve_slots;		/* metadata slots data never takes */
+
+	bfs_mutex commit_lock;
+	bfs_mutex lock;
+	bfs_mutex gc_lock;
+	struct bfs_bucket *b;		/* indexed by bucket number */
+	u64	wp_bucket;		/* write point: open bucket, 0 = none */
+	u64	wp_fill;		/* bytes used in it */
+	u64	*pending;		/* buckets waiting for a journal flush */
+	size_t	nr_pending, cap_pending;
+	u64	nr_data_buckets;
+};
+
+/* one chunk as written to the device, before its key is committed */
+struct data_chunk {
+	u64	dev_off;
+	u64	bucket;
+	u32	gen;
+	u32	stored_bytes;		/* compressed or raw */
+	u32	disk_bytes;		/* stored_bytes rounded up to the block size */
+	u32	chunk_sectors;
+	u64	csum;
+	u8	compression;
+};
+
+/* the alloc-side effects of one data transaction */
+struct data_delta {
+	u64	bucket;
+	s64	sectors;
+	u32	inflight;		/* chunks of this update that end their in-flight state */
+};
+
+struct data_update {
+	struct bfs_trans *t;
+	struct data_delta *d;
+	size_t	nr, cap;
+	s64	inode_sectors;
+};
+
+/* ---- extent.c: the extent and alloc key types ---- */
+static inline const struct bfs_extent_v *extent_val(const struct bfs_bkey *k)
+{
+	return (const struct bfs_extent_v *)k->v;
+}
+static inline bool extent_is_unwritten(const struct bfs_bkey *k)
+{
+	return extent_val(k)->flags & BFS_EXTENT_F_UNWRITTEN;
+}
+/* build an extent key for [start, end) sectors of @ino in @buf (BFS_BKEY_U64S + VAL_U64S u64s) */
+struct bfs_bkey *bfs_extent_key(u64 *buf, u64 ino, u64 start, u64 end,
+				const struct data_chunk *ch, u8 csum_type, u32 chunk_offset);
+struct bfs_bkey *bfs_extent_key_unwritten(u64 *buf, u64 ino, u64 start, u64 end);
+#define EXTENT_KEY_U64S	(BFS_BKEY_U64S + BFS_EXTENT_VAL_U64S)
+
+/* ---- alloc_data.c: buckets, write point, accounting ---- */
+int bfs_data_alloc_init(struct bfs_fs_data *d);
+void bfs_data_alloc_exit(struct bfs_fs_data *d);
+/* reserve @bytes (block multiple) in the write point; -ENOSPC */
+int bfs_data_space_get(struct bfs_fs_data *d, u32 bytes, u64 *dev_off, u64 *bucket, u32 *gen);
+/* 1..max_units consecutive units of @unit bytes, as many as the open bucket holds */
+int bfs_data_space_get_multi(struct bfs_fs_data *d, u32 unit, u32 max_units, u64 *dev_off,
+			     u64 *bucket, u32 *gen, u32 *units);
+/* a chunk written but never committed: its space is lost, in-flight ends */
+void bfs_data_space_abort(struct bfs_fs_data *d, u64 bucket);
+u64 bfs_data_bucket_of(struct bfs_fs_data *d, u64 dev_off);
+u32 bfs_data_bucket_gen(struct bfs_fs_data *d, u64 bucket);
+bool bfs_data_bucket_valid(struct bfs_fs_data *d, u64 bucket);
+/*
+ * Few metadata slots left: keep transactions small, because the btree core
+ * reserves slots in proportion to the number of updates (up to 16).
+ */
+bool bfs_data_space_low(struct bfs_fs_data *d);
+#define DATA_SMALL_TRANS	6	/* updates per transaction when space is low */
+/* this thread is copy-GC: it may use half of the metadata reserve */
+void bfs_data_gc_reserve(bool on);
+/* make emptied buckets reusable (flushes the journal first if @force) */
+int bfs_data_release_pending(struct bfs_fs_data *d, bool force);
+void bfs_data_stats(struct bfs_fs_data *d, u64 *total, u64 *free_bytes);
+
+void data_update_init(struct data_update *u, struct bfs_trans *t);
+void data_update_exit(struct data_update *u);
+int data_update_add(struct data_update *u, u64 bucket, s64 sectors, u32 inflight);
+/*
+ * Old extents of @ino overlapping [start, end) sectors: their sectors leave
+ * their buckets and the inode (queue the overwriting update yourself).
+ */
+int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino,
+			   u64 start, u64 end);
+/* add the alloc keys and commit (d->commit_lock taken inside) */
+int data_update_commit(struct bfs_fs_data *d, struct data_update *u, u64 *seq);
+/* the transaction of @u will not be committed: end the in-flight state of its chunks */
+void data_update_abort(struct bfs_fs_data *d, struct data_update *u);
+
+/* ---- data_io.c: chunks on the device ---- */
+/*
+ * Compress (if the filesystem says so and it helps), checksum, place in
+ * the write point and write @len bytes (block multiple, <= chunk_max).
+ */
+int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struct data_chunk *ch);
+/*
+ * Read, verify and decompress the chunk of extent @k; copies @len bytes from
+ * byte @skip of the key's range into @out.  -EIO on a checksum mismatch or a
+ * stale pointer (logged with inode, file offset and device offset).
+ */
+int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 skip, void *out,
+			 size_t len);
+/* read logical bytes [off, off + len) of @ino (holes read as zeros, no size clamp) */
+int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u64 off);
+
+/* ---- data_write.c ---- */
+/* largest file: offsets in sectors stay far from u64 limits */
+#define BFS_DATA_MAX_BYTES	(UINT64_C(1) << 53)
+/*
+ * Write up to one batch of [off, off + len) (any alignment; @buf NULL writes
+ * zeros) as chunks and queue their extent keys and accounting into @u;
+ * *done = bytes queued.  @cbuf holds chunk_max bytes.
+ */
+int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, const void *buf,
+		     size_t len, u64 off, u8 *cbuf, size_t *done);
+/*
+ * Write @len bytes at @off (@buf NULL: zeros) under the inode lock, updating
+ * and writing *inode (size, sectors, times) in each batch's transaction;
+ * returns bytes written (short on an error after some) or -errno.
+ */
+ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
+			      size_t len, u64 off);
+
+/* ---- gc.c ---- */
+/*
+ * Make buckets free: release emptied ones, else move the live data out of
+ * buckets at most half live.  The caller may hold the lock of @held_ino
+ * (BFS_GC_NO_INODE: none) but must have no uncommitted extent change then.
+ * *freed: a bucket came back; *busy: extents of inodes locked by other
+ * threads were skipped (trying again later may free more).
+ */
+#define BFS_GC_NO_INODE	UINT64_MAX
+int bfs_data_copygc(struct bfs_fs_data *d, u64 held_ino, bool *freed, bool *busy);
+
+#endif /* BFS_FS_DATA_H */

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Opening, closing and syncing the filesystem, statfs.
+ *
+ * Open: key types -> core (journal replay) -> inode counter and root checks
+ * -> data half -> orphans left by a crash are freed (read-write only).
+ * Close: unlinked inodes still open are freed (their last release never
+ * came) -> data flushed -> data half -> core (clean shutdown).
+ */
+#include <bfs/super.h>
+
+#include "ns.h"
+
+static void fs_free(struct bfs_fs *fs)
+{
+	unsigned i;
+
+	bfs_open_inodes_exit(fs);
+	for (i = 0; i < BFS_INODE_LOCKS; i++)
+		bfs_mutex_destroy(&fs->inode_locks[i]);
+	bfs_mutex_destroy(&fs->rename_lock);
+	bfs_mutex_destroy(&fs->ino_alloc_lock);
+	bfs_free(fs);
+}
+
+int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out)
+{
+	static const struct bfs_fs_opts defaults;
+	struct bfs_core_opts co = { 0 };
+	struct bfs_ns_inode root;
+	struct bfs_fs *fs;
+	unsigned i;
+	int ret;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	bfs_fs_register_key_types();
+	fs = bfs_zalloc(sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	for (i = 0; i < BFS_INODE_LOCKS; i++)
+		bfs_mutex_init(&fs->inode_locks[i]);
+	bfs_mutex_init(&fs->rename_lock);
+	bfs_mutex_init(&fs->ino_alloc_lock);
+	fs->dev = dev;
+	fs->read_only = opts->read_only || opts->no_replay;
+	co.read_only = fs->read_only;
+	co.no_replay = opts->no_replay;
+	co.cache_bytes = opts->cache_bytes;
+
+	ret = bfs_open_inodes_init(fs);
+	if (!ret)
+		ret = bfs_core_open(dev, &co, &fs->c);
+	if (ret) {
+		fs_free(fs);
+		return ret;
+	}
+	fs->sb = bfs_core_sb(fs->c);
+	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
+
+	ret = bfs_ns_counter_read(fs, &fs->next_ino);
+	if (!ret) {
+		ret = bfs_ns_inode_read(fs, BFS_ROOT_INO, &root);
+		if (ret == -ENOENT || (!ret && !S_ISDIR(root.i.mode))) {
+			bfs_err("no root directory (inode %u)", BFS_ROOT_INO);
+			ret = -EUCLEAN;
+		}
+	}
+	if (!ret)
+		ret = bfs_fs_data_init(fs);
+	if (ret) {
+		bfs_core_close(fs->c);
+		fs_free(fs);
+		return ret;
+	}
+	if (!fs->read_only) {
+		ret = bfs_orphans_recover(fs);
+		if (ret) {
+			bfs_fs_data_exit(fs);
+			bfs_core_close(fs->c);
+			fs_free(fs);
+			return ret;
+		}
+	}
+	*out = fs;
+	return 0;
+}
+
+int bfs_fs_close(struct bfs_fs *fs)
+{
+	int ret = 0, r;
+
+	if (!fs)
+		return 0;
+	if (!fs->read_only) {
+		ret = bfs_open_inodes_close(fs);
+		r = bfs_fs_data_flush(fs, 0);
+		ret = ret ? ret : r;
+	}
+	bfs_fs_data_exit(fs);
+	r = bfs_core_close(fs->c);
+	ret = ret ? ret : r;
+	fs_free(fs);
+	return ret;
+}
+
+int bfs_fs_sync(struct bfs_fs *fs)
+{
+	int ret;
+
+	if (fs->read_only)
+		return 0;
+	ret = bfs_fs_data_flush(fs, 0);
+	return ret ? ret : bfs_core_flush(fs->c);
+}
+
+int bfs_fs_statfs(struct bfs_fs *fs, struct bfs_statfs *st)
+{
+	u64 total = 0, free = 0, used_inos;
+
+	bfs_fs_data_space(fs, &total, &free);
+	bfs_mutex_lock(&fs->ino_alloc_lock);
+	/* inode numbers handed out so far: an upper bound of the inodes in use */
+	used_inos = fs->next_ino - 1;
+	bfs_mutex_unlock(&fs->ino_alloc_lock);
+	*st = (struct bfs_statfs){
+		.bsize = le32_to_cpu(fs->sb->block_size),
+		.blocks = total,
+		.bfree = free,
+		.bavail = free,
+		/* an inode costs no preallocated space: one per free block is the limit */
+		.ffree = free,
+		.files = free + used_inos,
+		.namemax = BFS_NAME_MAX,
+	};
+	return 0;
+}
+
+struct bfs_core *bfs_fs_core(struct bfs_fs *fs)
+{
+	return fs->c;
+}

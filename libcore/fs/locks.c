@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inode locks: BFS_INODE_LOCKS striped mutexes, inode ino uses stripe
+ * ino % BFS_INODE_LOCKS.  Btree transactions have no conflict detection, so
+ * these locks are what makes read-modify-write of inodes and directories
+ * safe.  Several inodes are locked in ascending STRIPE order (two inodes may
+ * share a stripe, and ascending inode order would not be a total order on
+ * stripes), each stripe once.
+ */
+#include "ns.h"
+
+static unsigned stripe(u64 ino)
+{
+	return (unsigned)(ino % BFS_INODE_LOCKS);
+}
+
+/* sorted, unique stripes of the non-zero @inos; returns how many */
+static unsigned stripes_of(const u64 *inos, unsigned nr, unsigned *out)
+{
+	unsigned i, j, n = 0;
+
+	for (i = 0; i < nr; i++) {
+		unsigned s;
+
+		if (!inos[i])
+			continue;
+		s = stripe(inos[i]);
+		for (j = 0; j < n && out[j] < s; j++)
+			;
+		if (j < n && out[j] == s)
+			continue;
+		memmove(out + j + 1, out + j, (n - j) * sizeof(*out));
+		out[j] = s;
+		n++;
+	}
+	return n;
+}
+
+void bfs_inode_lockv(struct bfs_fs *fs, const u64 *inos, unsigned nr)
+{
+	unsigned s[BFS_NS_MAX_LOCKS], n, i;
+
+	n = stripes_of(inos, BFS_MIN(nr, BFS_NS_MAX_LOCKS), s);
+	for (i = 0; i < n; i++)
+		bfs_mutex_lock(&fs->inode_locks[s[i]]);
+}
+
+void bfs_inode_unlockv(struct bfs_fs *fs, const u64 *inos, unsigned nr)
+{
+	unsigned s[BFS_NS_MAX_LOCKS], n, i;
+
+	n = stripes_of(inos, BFS_MIN(nr, BFS_NS_MAX_LOCKS), s);
+	for (i = n; i-- > 0;)
+		bfs_mutex_unlock(&fs->inode_locks[s[i]]);
+}
+
+void bfs_inode_lock(struct bfs_fs *fs, u64 ino)
+{
+	bfs_mutex_lock(&fs->inode_locks[stripe(ino)]);
+}
+
+void bfs_inode_unlock(struct bfs_fs *fs, u64 ino)
+{
+	bfs_mutex_unlock(&fs->inode_locks[stripe(ino)]);
+}
+
+void bfs_inode_lock2(struct bfs_fs *fs, u64 a, u64 b)
+{
+	u64 inos[2] = { a, b };
+
+	bfs_inode_lockv(fs, inos, 2);
+}
+
+void bfs_inode_unlock2(struct bfs_fs *fs, u64 a, u64 b)
+{
+	u64 inos[2] = { a, b };
+
+	bfs_inode_unlockv(fs, inos, 2);
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Names: lookup, create (mknod, mkdir, symlink), link, unlink, rmdir.
+ *
+ * Each modifying call is one transaction under the locks of the directory
+ * and (for link/unlink/rmdir) the target inode.  The target of unlink and
+ * rmdir is only known after a lookup, so it is looked up, both inodes are
+ * locked in stripe order, and the lookup is repeated under the locks; if the
+ * name changed meanwhile, start over.
+ */
+#include "ns.h"
+
+int bfs_fs_lookup(struct bfs_fs *fs, u64 dir, const char *name, size_t len, struct bfs_stat *st)
+{
+	struct bfs_ns_inode d, inode;
+	struct bfs_dirent_ref de;
+	int ret;
+
+	ret = bfs_ns_inode_read(fs, dir, &d);
+	if (ret)
+		return ret;
+	if (!S_ISDIR(d.i.mode))
+		return -ENOTDIR;
+	if (len > BFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (bfs_ns_is_dot(name, len)) {
+		if (len == 2 && (ret = bfs_ns_inode_read(fs, d.parent, &d)))
+			return ret == -ENOENT ? -EUCLEAN : ret;
+		bfs_ns_inode_to_stat(fs, &d.i, st);
+		return 0;
+	}
+	ret = bfs_dir_lookup(fs, dir, name, len, &de);
+	if (ret)
+		return ret;
+	ret = bfs_ns_inode_read(fs, de.ino, &inode);
+	if (ret == -ENOENT) {
+		bfs_err("directory %llu: entry '%.*s' points to missing inode %llu",
+			(unsigned long long)dir, (int)len, name, (unsigned long long)de.ino);
+		return -EUCLEAN;
+	}
+	if (!ret)
+		bfs_ns_inode_to_stat(fs, &inode.i, st);
+	return ret;
+}
+
+/* read and check a directory that is about to get or lose an entry */
+static int dir_read_for_change(struct bfs_fs *fs, u64 dir, struct bfs_ns_inode *d)
+{
+	int ret = bfs_ns_inode_read(fs, dir, d);
+
+	if (ret)
+		return ret;
+	if (!S_ISDIR(d->i.mode))
+		return -ENOTDIR;
+	/* removed but still open: no new entries */
+	if (!d->i.nlink)
+		return -ENOENT;
+	return 0;
+}
+
+static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 mode, u64 rdev,
+		  const char *target, size_t target_len, const struct bfs_creds *cr,
+		  struct bfs_stat *st)
+{
+	struct bfs_ns_inode d, inode;
+	struct bfs_dirent_ref de;
+	struct bfs_trans *t = NULL;
+	u64 slot;
+	s64 now;
+	int ret;
+
+	if (fs->read_only)
+		return -EROFS;
+	ret = bfs_ns_check_name(name, len);
+	if (ret)
+		return ret;
+	if (bfs_ns_is_dot(name, len))
+		return -EEXIST;
+
+	bfs_inode_lock(fs, dir);
+	ret = dir_read_for_change(fs, dir, &d);
+	if (ret)
+		goto out;
+	if (S_ISDIR(mode) && d.i.nlink >= BFS_LINK_MAX) {
+		ret = -EMLINK;
+		goto out;
+	}
+	ret = bfs_dir_lookup(fs, dir, name, len, &de);
+	if (ret != -ENOENT) {
+		ret = ret ? ret : -EEXIST;
+		goto out;
+	}
+	ret = bfs_dir_free_slot(fs, dir, name, len, &slot);
+	if (ret)
+		goto out;
+	ret = bfs_trans_begin(fs->c, &t);
+	if (ret)
+		goto out;
+
+	now = bfs_fs_now();
+	bfs_ns_inode_init(&inode, mode, cr ? cr->uid : 0, cr ? cr->gid : 0, rdev, now);
+	if (S_ISDIR(mode)) {
+		inode.parent = dir;
+		d.i.nlink++;
+	}
+	if (S_ISLNK(mode))
+		inode.i.size = target_len;
+	d.i.mtime = d.i.ctime = now;
+
+	/*
+	 * The counter update and the create are one transaction, and the
+	 * counter lock is held until the commit so that counter writes reach
+	 * the journal in increasing order: a number is never handed out twice,
+	 * not even after a crash.
+	 */
+	bfs_mutex_lock(&fs->ino_alloc_lock);
+	inode.i.ino = fs->next_ino;
+	ret = bfs_ns_counter_write(t, inode.i.ino + 1);
+	if (!ret)
+		ret = bfs_ns_inode_write(t, &inode);
+	if (!ret && target)
+		ret = bfs_ns_symlink_write(fs, t, inode.i.ino, target, target_len);
+	if (!ret)
+		ret = bfs_dir_add(t, dir, slot, name, len, inode.i.ino, bfs_ns_dtype(mode));
+	if (!ret)
+		ret = bfs_ns_inode_write(t, &d);
+	if (!ret)
+		ret = bfs_trans_commit(t, NULL);
+	if (!ret)
+		fs->next_ino++;
+	bfs_mutex_unlock(&fs->ino_alloc_lock);
+	if (!ret && st)
+		bfs_ns_inode_to_stat(fs, &inode.i, st);
+out:
+	bfs_trans_end(t);
+	bfs_inode_unlock(fs, dir);
+	return ret;
+}
+
+int bfs_fs_mknod(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 mode, u64 rdev,
+		 const struct bfs_creds *cr, struct bfs_stat *st)
+{
+	switch (mode & S_IFMT) {
+	case 0:
+		mode |= S_IFREG;
+		break;
+	case S_IFREG:
+	case S_IFIFO:
+	case S_IFSOCK:
+		break;
+	case S_IFCHR:
+	case S_IFBLK:
+		return create(fs, dir, name, len, mode & (S_IFMT | 07777), rdev, NULL, 0, cr, st);
+	default:
+		return -EINVAL;
+	}
+	return create(fs, dir, name, len, mode & (S_IFMT | 07777), 0, NULL, 0, cr, st);
+}
+
+int bfs_fs_mkdir(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 mode,
+		 const struct bfs_creds *cr, struct bfs_stat *st)
+{
+	return create(fs, dir, name, len, S_IFDIR | (mode & 07777), 0, NULL, 0, cr, st);
+}
+
+int bfs_fs_symlink(struct bfs_fs *fs, u64 dir, const char *name, size_t len, const char *target,
+		   const struct bfs_creds *cr, struct bfs_stat *st)
+{
+	size_t tlen = target ? strnlen(target, BFS_SYMLINK_MAX + 1) : 0;
+
+	if (!tlen)
+		return -ENOENT;
+	if (tlen > BFS_SYMLINK_MAX)
+		return -ENAMETOOLONG;
+	return create(fs, dir, name, len, S_IFLNK | 0777, 0, target, tlen, cr, st);
+}
+
+int bfs_fs_link(struct bfs_fs *fs, u64 ino, u64 newdir, const char *name, size_t len,
+		struct bfs_stat *st)
+{
+	struct bfs_ns_inode d, inode;
+	struct bfs_dirent_ref de;
+	struct bfs_trans *t = NULL;
+	u64 slot;
+	s64 now;
+	int ret;
+
+	if (fs->read_only)
+		return -EROFS;
+	ret = bfs_ns_check_name(name, len);
+	if (ret)
+		return ret;
+	if (bfs_ns_is_dot(name, len))
+		return -EEXIST;
+
+	bfs_inode_lock2(fs, ino, newdir);
+	ret = bfs_ns_inode_read(fs, ino, &inode);
+	if (ret)
+		goto out;
+	if (S_ISDIR(inode.i.mode)) {
+		ret = -EPERM;
+		goto out;
+	}
+	/* an unlinked (open) inode cannot get a name back, as in linkat(2) */
+	if (!inode.i.nlink) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (inode.i.nlink >= BFS_LINK_MAX) {
+		ret = -EMLINK;
+		goto out;
+	}
+	ret = dir_read_for_change(fs, newdir, &d);
+	if (ret)
+		goto out;
+	ret = bfs_dir_lookup(fs, newdir, name, len, &de);
+	if (ret != -ENOENT) {
+		ret = ret ? ret : -EEXIST;
+		goto out;
+	}
+	ret = bfs_dir_free_slot(fs, newdir, name, len, &slot);
+	if (!ret)
+		ret = bfs_trans_begin(fs->c, &t);
+	if (ret)
+		goto out;
+	now = bfs_fs_now();
+	inode.i.nlink++;
+	inode.i.ctime = now;
+	d.i.mtime = d.i.ctime = now;
+	ret = bfs_dir_add(t, newdir, slot, name, len, ino, bfs_ns_dtype(inode.i.mode));
+	if (!ret)
+		ret = bfs_ns_inode_write(t, &inode);
+	if (!ret)
+		ret = bfs_ns_inode_write(t, &d);
+	if (!ret)
+		ret = bfs_trans_commit(t, NULL);
+	if (!ret && st)
+		bfs_ns_inode_to_stat(fs, &inode.i, st);
+out:
+	bfs_trans_end(t);
+	bfs_inode_unlock2(fs, ino, newdir);
+	return ret;
+}
+
+static int remove_name(struct bfs_fs *fs, u64 dir, const char *name, size_t len, bool rmdir)
+{
+	struct bfs_ns_inode d, inode;
+	struct bfs_dirent_ref de, de2;
+	struct bfs_trans *t = NULL;
+	s64 now;
+	int ret;
+
+	if (fs->read_only)
+		return -EROFS;
+	if (len > BFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (bfs_ns_is_dot(name, len))
+		return !rmdir ? -EISDIR : len == 1 ? -EINVAL : -ENOTEMPTY;
+again:
+	ret = bfs_ns_inode_read(fs, dir, &d);
+	if (!ret && !S_ISDIR(d.i.mode))
+		ret = -ENOTDIR;
+	if (!ret)
+		ret = bfs_dir_lookup(fs, dir, name, len, &de);
+	if (ret)
+		return ret;
+
+	bfs_inode_lock2(fs, dir, de.ino);
+	ret = bfs_dir_lookup(fs, dir, name, len, &de2);
+	if (ret)
+		goto out;
+	if (de2.ino != de.ino) {
+		bfs_inode_unlock2(fs, dir, de.ino);
+		goto again;
+	}
+	ret = dir_read_for_change(fs, dir, &d);
+	if (ret)
+		goto out;
+	ret = bfs_ns_inode_read(fs, de.ino, &inode);
+	if (ret == -ENOENT) {
+		bfs_err("directory %llu: entry '%.*s' points to missing inode %llu",
+			(unsigned long long)dir, (int)len, name, (unsigned long long)de.ino);
+		ret = -EUCLEAN;
+	}
+	if (ret)
+		goto out;
+	if (rmdir && !S_ISDIR(inode.i.mode)) {
+		ret = -ENOTDIR;
+		goto out;
+	}
+	if (!rmdir && S_ISDIR(inode.i.mode)) {
+		ret = -EISDIR;
+		goto out;
+	}
+	if (rmdir) {
+		ret = bfs_dir_empty(fs, inode.i.ino);
+		if (ret)
+			goto out;
+	}
+	ret = bfs_trans_begin(fs->c, &t);
+	if (ret)
+		goto out;
+	now = bfs_fs_now();
+	d.i.mtime = d.i.ctime = now;
+	inode.i.ctime = now;
+	if (rmdir) {
+		d.i.nlink--;
+		inode.i.nlink = 0;
+	} else {
+		inode.i.nlink--;
+	}
+	ret = bfs_dir_remove(fs, t, dir, de.slot, false);
+	if (!ret)
+		ret = bfs_ns_inode_write(t, &d);
+	if (!ret)
+		ret = inode.i.nlink ? bfs_ns_inode_write(t, &inode) :
+				      bfs_ns_inode_unlinked(fs, t, &inode);
+	if (!ret)
+		ret = bfs_trans_commit(t, NULL);
+out:
+	bfs_trans_end(t);
+	bfs_inode_unlock2(fs, dir, de.ino);
+	return ret;
+}
+
+int bfs_fs_unlink(struct bfs_fs *fs, u64 dir, const char *name, size_t len)
+{
+	return remove_name(fs, dir, name, len, false);
+}
+
+int bfs_fs_rmdir(struct bfs_fs *fs, u64 dir, const char *name, size_t len)
+{
+	return remove_name(fs, dir, name, len, true);
+}

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private declarations of the namespace half of the filesystem layer
+ * (inode.c, dir.c, namei.c, rename.c, xattr.c, orphan.c, attr.c, keys.c,
+ * fs.c, format.c).  doc/format/fs.md describes the keys.
+ *
+ * Rules every operation follows:
+ *  - check fs->read_only first (-EROFS);
+ *  - lock the inodes it reads and modifies (locks.c: striped mutexes, taken
+ *    in ascending stripe order), read them, queue every change in ONE
+ *    transaction, commit, unlock;
+ *  - since a transaction cannot read its own pending writes, each inode is
+ *    read once, changed in memory and written once, at the end.
+ */
+#ifndef BFS_FS_NS_H
+#define BFS_FS_NS_H
+
+#include <sys/stat.h>
+
+#include <bfs/log.h>
+
+#include "fs_internal.h"
+
+/* ---- locks.c ---- */
+
+#define BFS_NS_MAX_LOCKS	4
+/* lock up to BFS_NS_MAX_LOCKS inodes (zeros ignored, stripes locked once) */
+void bfs_inode_lockv(struct bfs_fs *fs, const u64 *inos, unsigned nr);
+void bfs_inode_unlockv(struct bfs_fs *fs, const u64 *inos, unsigned nr);
+
+/* ---- inode.c ---- */
+
+/* an inode with the namespace-only fields the shared struct does not carry */
+struct bfs_ns_inode {
+	struct bfs_inode i;
+	u64	parent;		/* directories: ".." */
+};
+
+int bfs_ns_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_ns_inode *inode);
+int bfs_ns_inode_write(struct bfs_trans *t, const struct bfs_ns_inode *inode);
+void bfs_ns_inode_to_stat(struct bfs_fs *fs, const struct bfs_inode *inode, struct bfs_stat *st);
+void bfs_ns_inode_encode(const struct bfs_ns_inode *inode, struct bfs_inode_v *v);
+void bfs_ns_inode_decode(u64 ino, const struct bfs_inode_v *v, struct bfs_ns_inode *inode);
+/* a new in-memory inode; the caller sets ino */
+void bfs_ns_inode_init(struct bfs_ns_inode *inode, u32 mode, u32 uid, u32 gid, u64 rdev, s64 now);
+/* queue the counter update for handing out @ino (caller holds ino_alloc_lock) */
+int bfs_ns_counter_write(struct bfs_trans *t, u64 next_ino);
+int bfs_ns_counter_read(struct bfs_fs *fs, u64 *next_ino);
+/* queue the removal of everything of @inode: data, xattrs, symlink, entries, orphan */
+int bfs_ns_inode_delete(struct bfs_fs *fs, struct bfs_trans *t, const struct bfs_ns_inode *inode);
+/* symlink target keys */
+int bfs_ns_symlink_write(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *target,
+			 size_t len);
+/* largest value (bytes) a key of this filesystem holds */
+size_t bfs_ns_max_val_bytes(struct bfs_fs *fs);
+/* largest transaction (key u64s + per-key overhead) that is safe to commit */
+size_t bfs_ns_trans_max_u64s(struct bfs_fs *fs);
+/* commit and free @t */
+int bfs_ns_commit(struct bfs_trans *t);
+/* d_type of a mode */
+static inline u8 bfs_ns_dtype(u32 mode) { return (u8)((mode & S_IFMT) >> 12); }
+
+/* ---- dir.c: hashed, linearly probed slots (dirents and xattrs) ---- */
+
+/* tests: > 0 keeps only this many hash bits, to force collisions */
+extern unsigned bfs_ns_debug_hash_bits;
+
+u64 bfs_dirent_slot(struct bfs_fs *fs, const char *name, size_t len);
+/* 0, -EINVAL (empty, '/' or NUL) or -ENAMETOOLONG */
+int bfs_ns_check_name(const char *name, size_t len);
+static inline bool bfs_ns_is_dot(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
+
+struct bfs_dirent_ref {
+	u64	slot;
+	u64	ino;
+	u8	type;
+};
+
+/* find @name in @dir: 0 and *d, or -ENOENT */
+int bfs_dir_lookup(struct bfs_fs *fs, u64 dir, const char *name, size_t len,
+		   struct bfs_dirent_ref *d);
+/* the slot a new entry @name goes to (first empty or whited-out slot of its chain) */
+int bfs_dir_free_slot(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u64 *slot);
+int bfs_dir_add(struct bfs_trans *t, u64 dir, u64 slot, const char *name, size_t len, u64 ino,
+		u8 type);
+/*
+ * Queue the removal of the entry at @slot.  Inside a probe chain it becomes a
+ * whiteout; at the end of a chain it and the whiteouts before it are deleted.
+ * @whiteout forces a whiteout (the same transaction adds an entry after it).
+ */
+int bfs_dir_remove(struct bfs_fs *fs, struct bfs_trans *t, u64 dir, u64 slot, bool whiteout);
+/* 0 if @dir has no entries, -ENOTEMPTY, or an error */
+int bfs_dir_empty(struct bfs_fs *fs, u64 dir);
+/* queue the deletion of every key (whiteouts) left under @dir */
+int bfs_dir_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, u64 dir);
+
+/* ---- xattr.c ---- */
+
+int bfs_xattr_delete_all(struct bfs_fs *fs, struct bfs_trans *t, u64 ino);
+/* "user." ... for a namespace id, NULL if unknown */
+const char *bfs_xattr_prefix(unsigned ns);
+
+/* ---- orphan.c ---- */
+
+int bfs_open_inodes_init(struct bfs_fs *fs);
+void bfs_open_inodes_exit(struct bfs_fs *fs);
+/* open references to @ino (the caller holds its lock) */
+u32 bfs_open_count(struct bfs_fs *fs, u64 ino);
+/*
+ * @inode's link count reached zero in @t: keep it as an orphan while it is
+ * open, else queue its deletion.
+ */
+int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode);
+/* free the orphans a crash left behind (open, read-write) */
+int bfs_orphans_recover(struct bfs_fs *fs);
+/* free unlinked inodes still open at close */
+int bfs_open_inodes_close(struct bfs_fs *fs);
+
+#endif /* BFS_FS_NS_H */

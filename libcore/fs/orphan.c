@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Open inodes and orphans (doc/format/fs.md, "Orphans").
+ *
+ * An inode whose last name goes away while it is open (bfs_fs_inode_open)
+ * must live on until the last release.  The open counts are kept in memory
+ * only; an unlinked-but-open inode is recorded on disk as an orphan key
+ * (inodes btree, pos (0, ino)) in the same transaction that drops its last
+ * link, so that after a crash the next read-write open finds and frees it.
+ * The last release (or that open) frees the inode and the orphan key in one
+ * transaction.
+ *
+ * Open counts change under the inode's lock, so an unlink deciding between
+ * "orphan" and "free now" and a concurrent open or release see one order.
+ */
+#include "ns.h"
+
+#define OPEN_BUCKETS	1024
+
+struct open_entry {
+	struct open_entry *next;
+	u64	ino;
+	u32	count;
+};
+
+struct bfs_open_inodes {
+	bfs_mutex	lock;		/* the table itself; counts also under inode locks */
+	struct open_entry *buckets[OPEN_BUCKETS];
+};
+
+int bfs_open_inodes_init(struct bfs_fs *fs)
+{
+	fs->open = bfs_zalloc(sizeof(*fs->open));
+	if (!fs->open)
+		return -ENOMEM;
+	bfs_mutex_init(&fs->open->lock);
+	return 0;
+}
+
+void bfs_open_inodes_exit(struct bfs_fs *fs)
+{
+	unsigned i;
+
+	if (!fs->open)
+		return;
+	for (i = 0; i < OPEN_BUCKETS; i++) {
+		while (fs->open->buckets[i]) {
+			struct open_entry *e = fs->open->buckets[i];
+
+			fs->open->buckets[i] = e->next;
+			bfs_free(e);
+		}
+	}
+	bfs_mutex_destroy(&fs->open->lock);
+	bfs_free(fs->open);
+	fs->open = NULL;
+}
+
+static struct open_entry **find(struct bfs_open_inodes *o, u64 ino)
+{
+	struct open_entry **p = &o->buckets[ino % OPEN_BUCKETS];
+
+	while (*p && (*p)->ino != ino)
+		p = &(*p)->next;
+	return p;
+}
+
+u32 bfs_open_count(struct bfs_fs *fs, u64 ino)
+{
+	struct open_entry **p;
+	u32 n;
+
+	bfs_mutex_lock(&fs->open->lock);
+	p = find(fs->open, ino);
+	n = *p ? (*p)->count : 0;
+	bfs_mutex_unlock(&fs->open->lock);
+	return n;
+}
+
+int bfs_fs_inode_open(struct bfs_fs *fs, u64 ino)
+{
+	struct bfs_ns_inode inode;
+	struct open_entry **p;
+	int ret;
+
+	bfs_inode_lock(fs, ino);
+	ret = bfs_ns_inode_read(fs, ino, &inode);
+	if (!ret) {
+		bfs_mutex_lock(&fs->open->lock);
+		p = find(fs->open, ino);
+		if (!*p) {
+			*p = bfs_zalloc(sizeof(**p));
+			if (*p)
+				(*p)->ino = ino;
+			else
+				ret = -ENOMEM;
+		}
+		if (*p)
+			(*p)->count++;
+		bfs_mutex_unlock(&fs->open->lock);
+	}
+	bfs_inode_unlock(fs, ino);
+	return ret;
+}
+
+/* free an unlinked inode that nobody holds open any more; the caller holds its lock */
+static int free_unlinked(struct bfs_fs *fs, u64 ino)
+{
+	struct bfs_ns_inode inode;
+	struct bfs_trans *t;
+	int ret;
+
+	ret = bfs_ns_inode_read(fs, ino, &inode);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret || inode.i.nlink)
+		return ret;
+	if (fs->read_only)
+		return 0;
+	ret = bfs_trans_begin(fs->c, &t);
+	if (ret)
+		return ret;
+	ret = bfs_ns_inode_delete(fs, t, &inode);
+	if (ret) {
+		bfs_trans_end(t);
+		return ret;
+	}
+	return bfs_ns_commit(t);
+}
+
+int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino)
+{
+	struct open_entry **p, *e;
+	bool last = false;
+	int ret = 0;
+
+	bfs_inode_lock(fs, ino);
+	bfs_mutex_lock(&fs->open->lock);
+	p = find(fs->open, ino);
+	e = *p;
+	if (!e) {
+		ret = -EINVAL;
+	} else if (!--e->count) {
+		*p = e->next;
+		bfs_free(e);
+		last = true;
+	}
+	bfs_mutex_unlock(&fs->open->lock);
+	if (last)
+		ret = free_unlinked(fs, ino);
+	bfs_inode_unlock(fs, ino);
+	return ret;
+}
+
+int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode)
+{
+	struct bfs_bkey k;
+	int ret;
+
+	if (!bfs_open_count(fs, inode->i.ino))
+		return bfs_ns_inode_delete(fs, t, inode);
+	ret = bfs_ns_inode_write(t, inode);
+	if (ret)
+		return ret;
+	bfs_bkey_init(&k, BFS_KEY_ORPHAN, BFS_POS(0, inode->i.ino, 0), 0);
+	return bfs_trans_update(t, BFS_BTREE_INODES, &k);
+}
+
+/* the orphan keys, collected before any of them is freed */
+static int orphans_list(struct bfs_fs *fs, u64 **out, size_t *nr)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	size_t cap = 0;
+	int ret;
+
+	*out = NULL;
+	*nr = 0;
+	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_INODES, BFS_POS(0, 1, 0), 0);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		if (le64_to_cpu(k->inode))
+			break;
+		if (k->type != BFS_KEY_ORPHAN)
+			continue;
+		if (*nr == cap) {
+			u64 *n = bfs_realloc(*out, (cap = cap * 2 + 16) * sizeof(u64));
+
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			*out = n;
+		}
+		(*out)[(*nr)++] = le64_to_cpu(k->offset);
+	}
+	bfs_btree_iter_exit(&it);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+int bfs_orphans_recover(struct bfs_fs *fs)
+{
+	u64 *inos;
+	size_t nr, i;
+	int ret;
+
+	ret = orphans_list(fs, &inos, &nr);
+	for (i = 0; i < nr && !ret; i++) {
+		struct bfs_ns_inode inode;
+		struct bfs_trans *t = NULL;
+
+		bfs_inode_lock(fs, inos[i]);
+		ret = bfs_ns_inode_read(fs, inos[i], &inode);
+		if (!ret && !inode.i.nlink) {
+			ret = free_unlinked(fs, inos[i]);
+		} else if (!ret || ret == -ENOENT) {
+			/* linked again or already gone: only the orphan key is stale */
+			ret = bfs_trans_begin(fs->c, &t);
+			if (!ret)
+				ret = bfs_trans_delete(t, BFS_BTREE_INODES, BFS_POS(0, inos[i], 0));
+			ret = ret ? (bfs_trans_end(t), ret) : bfs_ns_commit(t);
+		}
+		bfs_inode_unlock(fs, inos[i]);
+	}
+	if (nr && !ret)
+		bfs_info("freed %zu orphaned inode(s)", nr);
+	bfs_free(inos);
+	return ret;
+}
+
+int bfs_open_inodes_close(struct bfs_fs *fs)
+{
+	unsigned i;
+	int ret = 0, r;
+
+	for (i = 0; i < OPEN_BUCKETS; i++) {
+		struct open_entry *e;
+
+		while ((e = fs->open->buckets[i])) {
+			u64 ino = e->ino;
+
+			fs->open->buckets[i] = e->next;
+			bfs_free(e);
+			bfs_inode_lock(fs, ino);
+			r = free_unlinked(fs, ino);
+			bfs_inode_unlock(fs, ino);
+			if (r && !ret)
+				ret = r;
+		}
+	}
+	return ret;
+}
