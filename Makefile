@@ -82,8 +82,13 @@ unit-check: $(UNIT_BINS)
 
 # the sanitizer build runs a shorter crash workload: same code paths, less time
 asan-check:
-	BFS_CRASH_OPS=20000 BFS_CRASH_MAX_FLUSH_STATES=30 \
+	BFS_CRASH_OPS=20000 BFS_CRASH_MAX_FLUSH_STATES=30 BFS_CRASH_FS_OPS=300 \
 		$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" unit-check
+
+# long randomized operation runs against the in-memory model
+soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs
+	BFS_MODEL_SEEDS=50 BFS_MODEL_OPS=50000 CK_FORK=no $(B)/tests/test_fs_model
+	BFS_CRASH_FS_OPS=5000 BFS_CRASH_MAX_FLUSH_STATES=400 CK_FORK=no $(B)/tests/test_crash_fs
 
 # long crash-consistency runs: SEEDS="1 2 3" OPS=1000000
 SEEDS ?= 1 2 3 4

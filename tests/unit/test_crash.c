@@ -22,6 +22,7 @@
  * BFS_CRASH_MAX_FLUSH_STATES (default 80), BFS_CRASH_DEV_MB (default 128).
  * `make crash-soak` runs it much longer with several seeds.
  */
+#include "crash_states.h"
 #include "unit.h"
 
 #include <bfs/btree.h>
@@ -37,24 +38,12 @@
 
 #define EXT_INODES	4
 #define EXT_UNITS	4096	/* offsets per extent inode */
-#define EXT_INODE_BASE	100
-#define PT_INODE	1
+/* far above the inode numbers of the filesystem mkfs makes (root etc.) */
+#define EXT_INODE_BASE	1000100
+#define PT_INODE	1000000
 
-static u64 env_u64(const char *name, u64 def)
-{
-	const char *s = getenv(name);
-
-	return s && *s ? strtoull(s, NULL, 0) : def;
-}
-
-static u64 splitmix(u64 *state)
-{
-	u64 z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define env_u64 crash_env_u64
+#define splitmix crash_splitmix
 
 static u64 mix(u64 a)
 {
@@ -209,13 +198,7 @@ static void one_op(struct workload *w, struct bfs_trans *t)
 	w->ops++;
 }
 
-static void mark(struct bfs_dev *dev, char kind, u32 txn)
-{
-	char m[32];
-
-	snprintf(m, sizeof(m), "%c %u", kind, txn);
-	ck_assert_int_eq(bfs_dev_record_mark(dev, m), 0);
-}
+#define mark crash_mark
 
 static struct bfs_core *open_core(struct bfs_dev *dev)
 {
@@ -326,6 +309,8 @@ static int check_point_key(struct check *ck, const struct bfs_bkey *k)
 	const u64 *v = bfs_bkey_val(k);
 	u32 val;
 
+	if (le64_to_cpu(k->inode) < PT_INODE)
+		return 0;	/* the filesystem's own keys (root directory, ...) */
 	if (le64_to_cpu(k->inode) != PT_INODE || off % 7 != 3 || (idx = off / 7) >= ck->m->nr_points) {
 		fail_check(ck, "key at %llu:%llu was never written",
 			   (unsigned long long)le64_to_cpu(k->inode), (unsigned long long)off);
@@ -442,150 +427,16 @@ static bool check_state(struct bfs_dev *dev, const struct model *m, u32 lo, u32 
 	return !ck.failed;
 }
 
-/* ---- building crashed states from the log ---- */
-
-struct marks {
-	u32 f, c;	/* newest durable txn, newest begun txn */
-};
-
-static void read_mark(const struct bfs_iolog *log, size_t i, struct marks *mk)
-{
-	char text[64] = "";
-	unsigned v;
-
-	if (log->entries[i].len >= sizeof(text))
-		return;
-	ck_assert_int_eq(bfs_iolog_read_data(log, i, text), 0);
-	text[log->entries[i].len] = '\0';
-	if (sscanf(text + 1, " %u", &v) != 1)
-		return;
-	if (text[0] == 'f' && v > mk->f)
-		mk->f = v;
-	else if (text[0] == 'c' && v > mk->c)
-		mk->c = v;
-}
-
-static bool is_barrier(const struct bfs_iolog *log, size_t i)
-{
-	return log->entries[i].type == BFS_IOLOG_FLUSH;
-}
-
-struct harness {
-	struct bfs_iolog log;
+struct check_ctx {
 	const struct model *m;
 	u64 points_made;
-	u64 rng;
-	unsigned states, flush_states, random_states, failures;
 };
 
-static void check_one(struct harness *h, struct bfs_dev *img, struct marks mk,
-		      const char *kind, size_t at)
+static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
-	char why[512] = "";
+	struct check_ctx *cc = ctx;
 
-	h->states++;
-	if (check_state(img, h->m, mk.f, mk.c, h->points_made, why))
-		return;
-	h->failures++;
-	if (h->failures <= 5)
-		fprintf(stderr, "crash state %u (%s, log entry %zu, durable txn %u, begun %u): %s\n",
-			h->states, kind, at, mk.f, mk.c, why);
-}
-
-static bool is_data(const struct bfs_iolog_entry *e)
-{
-	return e->type == BFS_IOLOG_WRITE || e->type == BFS_IOLOG_FUA ||
-	       e->type == BFS_IOLOG_DISCARD;
-}
-
-/*
- * A state between the flush at @from (whose image is @at_flush, @mk its
- * marks) and entry @to: every write in between survives or not at random (a
- * FUA write always does), and one may be torn to a multiple of 512 bytes.
- */
-static void random_state(struct harness *h, struct bfs_dev *at_flush, size_t from, size_t to,
-			 struct marks mk)
-{
-	struct bfs_dev *img;
-	size_t i, torn = SIZE_MAX;
-
-	ck_assert_int_eq(bfs_dev_clone_mem(at_flush, &img), 0);
-	if (splitmix(&h->rng) % 2)
-		torn = from + 1 + splitmix(&h->rng) % (to - from);
-	for (i = from + 1; i <= to; i++) {
-		const struct bfs_iolog_entry *e = &h->log.entries[i];
-
-		if (e->type == BFS_IOLOG_MARK) {
-			read_mark(&h->log, i, &mk);
-			continue;
-		}
-		if (!is_data(e))
-			continue;
-		if (i == torn && e->type == BFS_IOLOG_WRITE && e->len > 512) {
-			u64 keep = 512 * (1 + splitmix(&h->rng) % (e->len / 512));
-
-			ck_assert_int_eq(bfs_iolog_apply(&h->log, i, img, BFS_MIN(keep, e->len)), 0);
-		} else if (e->type == BFS_IOLOG_FUA || splitmix(&h->rng) % 2) {
-			ck_assert_int_eq(bfs_iolog_apply(&h->log, i, img, 0), 0);
-		}
-	}
-	check_one(h, img, mk, "random", to);
-	h->random_states++;
-	bfs_dev_close(img);
-}
-
-/* check a copy of @run: opening it replays and writes, @run must stay as is */
-static void flush_state(struct harness *h, struct bfs_dev *run, struct marks mk, size_t at)
-{
-	struct bfs_dev *img;
-
-	ck_assert_int_eq(bfs_dev_clone_mem(run, &img), 0);
-	check_one(h, img, mk, "flush", at);
-	h->flush_states++;
-	bfs_dev_close(img);
-}
-
-/*
- * Walk the log from flush to flush.  @run always holds the image with every
- * write so far applied; at a sampled flush it is checked, and random states
- * of the interval after it are built from it before the interval is applied.
- */
-static void build_states(struct harness *h, struct bfs_dev *base_img)
-{
-	u64 max_flush = env_u64("BFS_CRASH_MAX_FLUSH_STATES", 80);
-	u64 per_interval = env_u64("BFS_CRASH_RANDOM_STATES", 2);
-	size_t i, next, nr_flushes = 0, flush_no = 0;
-	struct marks mk = { 0 };
-	struct bfs_dev *run;
-
-	for (i = 0; i < h->log.nr; i++)
-		nr_flushes += is_barrier(&h->log, i);
-	ck_assert_int_eq(bfs_dev_clone_mem(base_img, &run), 0);
-	for (i = 0; i < h->log.nr; i = next) {
-		bool sample = nr_flushes <= max_flush ||
-			flush_no * max_flush / nr_flushes != (flush_no + 1) * max_flush / nr_flushes;
-		u64 r;
-
-		/* i is the start or a flush: find the next flush */
-		for (next = i + 1; next < h->log.nr && !is_barrier(&h->log, next); next++)
-			;
-		if (i && sample)
-			flush_state(h, run, mk, i);
-		for (r = 0; sample && r < per_interval && next > i + 1; r++)
-			random_state(h, run, i, i + 1 + splitmix(&h->rng) % (next - i - 1), mk);
-		for (i++; i < next; i++) {
-			const struct bfs_iolog_entry *e = &h->log.entries[i];
-
-			if (e->type == BFS_IOLOG_MARK)
-				read_mark(&h->log, i, &mk);
-			else if (is_data(e))
-				ck_assert_int_eq(bfs_iolog_apply(&h->log, i, run, 0), 0);
-		}
-		flush_no++;
-	}
-	/* the final state: everything written */
-	check_one(h, run, mk, "end", h->log.nr);
-	bfs_dev_close(run);
+	return check_state(img, cc->m, mk.f, mk.c, cc->points_made, why);
 }
 
 START_TEST(test_crash_btree)
@@ -593,8 +444,9 @@ START_TEST(test_crash_btree)
 	u64 nr_ops = env_u64("BFS_CRASH_OPS", 200000);
 	u64 dev_bytes = env_u64("BFS_CRASH_DEV_MB", 128) * MiB;
 	struct workload w = { .rng = env_u64("BFS_CRASH_SEED", 1) };
-	struct harness h = { .rng = w.rng ^ 0x5555 };
 	struct bfs_format_opts fo = { 0 };
+	struct crash_result res;
+	struct check_ctx cc;
 	struct bfs_dev *dev, *base;
 	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
 	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-log");
@@ -612,17 +464,14 @@ START_TEST(test_crash_btree)
 	run_workload(&w, dev, nr_ops);
 	ck_assert_int_eq(bfs_dev_record_stop(dev), 0);
 
-	ck_assert_int_eq(bfs_iolog_open(logpath, &h.log), 0);
-	h.m = &w.m;
-	h.points_made = w.keys_made;
-	build_states(&h, base);
+	cc = (struct check_ctx){ .m = &w.m, .points_made = w.keys_made };
+	crash_build_states(logpath, base, w.rng ^ 0x5555, check_cb, &cc, &res);
 	printf("crash: %llu operations in %u transactions, %llu distinct keys, %zu log entries; "
 	       "%u crash states checked (%u flush points, %u random), %u failed\n",
-	       (unsigned long long)w.ops, w.txn, (unsigned long long)w.keys_made, h.log.nr,
-	       h.states, h.flush_states, h.random_states, h.failures);
-	ck_assert_msg(h.failures == 0, "%u of %u crash states failed", h.failures, h.states);
+	       (unsigned long long)w.ops, w.txn, (unsigned long long)w.keys_made, res.log_entries,
+	       res.states, res.flush_states, res.random_states, res.failures);
+	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
 
-	bfs_iolog_close(&h.log);
 	unlink(logpath);
 	free(logpath);
 	for (i = 0; i < nr_ops; i++)

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/* Crashed device states from an I/O log: see crash_states.h. */
+#include "crash_states.h"
+#include "unit.h"
+
+#include <bfs/os.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+u64 crash_env_u64(const char *name, u64 def)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtoull(s, NULL, 0) : def;
+}
+
+u64 crash_splitmix(u64 *state)
+{
+	u64 z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void crash_mark(struct bfs_dev *dev, char kind, u32 n)
+{
+	char m[32];
+
+	snprintf(m, sizeof(m), "%c %u", kind, n);
+	ck_assert_int_eq(bfs_dev_record_mark(dev, m), 0);
+}
+
+struct harness {
+	struct bfs_iolog log;
+	crash_check_fn check;
+	void *ctx;
+	u64 rng;
+	struct crash_result *res;
+};
+
+static void read_mark(const struct bfs_iolog *log, size_t i, struct crash_marks *mk)
+{
+	char text[64] = "";
+	unsigned v;
+
+	if (log->entries[i].len >= sizeof(text))
+		return;
+	ck_assert_int_eq(bfs_iolog_read_data(log, i, text), 0);
+	text[log->entries[i].len] = '\0';
+	if (sscanf(text + 1, " %u", &v) != 1)
+		return;
+	if (text[0] == 'f' && v > mk->f)
+		mk->f = v;
+	else if (text[0] == 'c' && v > mk->c)
+		mk->c = v;
+}
+
+static bool is_barrier(const struct bfs_iolog *log, size_t i)
+{
+	return log->entries[i].type == BFS_IOLOG_FLUSH;
+}
+
+static bool is_data(const struct bfs_iolog_entry *e)
+{
+	return e->type == BFS_IOLOG_WRITE || e->type == BFS_IOLOG_FUA ||
+	       e->type == BFS_IOLOG_DISCARD;
+}
+
+static void check_one(struct harness *h, struct bfs_dev *img, struct crash_marks mk,
+		      const char *kind, size_t at)
+{
+	char why[512] = "";
+
+	h->res->states++;
+	if (h->check(h->ctx, img, mk, why))
+		return;
+	h->res->failures++;
+	if (h->res->failures <= 5)
+		fprintf(stderr, "crash state %u (%s, log entry %zu, durable %u, begun %u): %s\n",
+			h->res->states, kind, at, mk.f, mk.c, why);
+}
+
+/*
+ * A state between the flush at @from (whose image is @at_flush, @mk its
+ * marks) and entry @to: every write in between survives or not at random (a
+ * FUA write always does), and one may be torn to a multiple of 512 bytes.
+ */
+static void random_state(struct harness *h, struct bfs_dev *at_flush, size_t from, size_t to,
+			 struct crash_marks mk)
+{
+	struct bfs_dev *img;
+	size_t i, torn = SIZE_MAX;
+
+	ck_assert_int_eq(bfs_dev_clone_mem(at_flush, &img), 0);
+	if (crash_splitmix(&h->rng) % 2)
+		torn = from + 1 + crash_splitmix(&h->rng) % (to - from);
+	for (i = from + 1; i <= to; i++) {
+		const struct bfs_iolog_entry *e = &h->log.entries[i];
+
+		if (e->type == BFS_IOLOG_MARK) {
+			read_mark(&h->log, i, &mk);
+			continue;
+		}
+		if (!is_data(e))
+			continue;
+		if (i == torn && e->type == BFS_IOLOG_WRITE && e->len > 512) {
+			u64 keep = 512 * (1 + crash_splitmix(&h->rng) % (e->len / 512));
+
+			ck_assert_int_eq(bfs_iolog_apply(&h->log, i, img, BFS_MIN(keep, e->len)), 0);
+		} else if (e->type == BFS_IOLOG_FUA || crash_splitmix(&h->rng) % 2) {
+			ck_assert_int_eq(bfs_iolog_apply(&h->log, i, img, 0), 0);
+		}
+	}
+	check_one(h, img, mk, "random", to);
+	h->res->random_states++;
+	bfs_dev_close(img);
+}
+
+/* check a copy of @run: opening it replays and writes, @run must stay as is */
+static void flush_state(struct harness *h, struct bfs_dev *run, struct crash_marks mk, size_t at)
+{
+	struct bfs_dev *img;
+
+	ck_assert_int_eq(bfs_dev_clone_mem(run, &img), 0);
+	check_one(h, img, mk, "flush", at);
+	h->res->flush_states++;
+	bfs_dev_close(img);
+}
+
+/*
+ * Walk the log from flush to flush.  @run always holds the image with every
+ * write so far applied; at a sampled flush it is checked, and random states
+ * of the interval after it are built from it before the interval is applied.
+ */
+void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
+			crash_check_fn check, void *ctx, struct crash_result *res)
+{
+	u64 max_flush = crash_env_u64("BFS_CRASH_MAX_FLUSH_STATES", 80);
+	u64 per_interval = crash_env_u64("BFS_CRASH_RANDOM_STATES", 2);
+	struct harness h = { .check = check, .ctx = ctx, .rng = seed, .res = res };
+	size_t i, next, nr_flushes = 0, flush_no = 0;
+	struct crash_marks mk = { 0 };
+	struct bfs_dev *run;
+
+	memset(res, 0, sizeof(*res));
+	ck_assert_int_eq(bfs_iolog_open(logpath, &h.log), 0);
+	res->log_entries = h.log.nr;
+	for (i = 0; i < h.log.nr; i++)
+		nr_flushes += is_barrier(&h.log, i);
+	ck_assert_int_eq(bfs_dev_clone_mem(base_img, &run), 0);
+	for (i = 0; i < h.log.nr; i = next) {
+		bool sample = nr_flushes <= max_flush ||
+			flush_no * max_flush / nr_flushes != (flush_no + 1) * max_flush / nr_flushes;
+		u64 r;
+
+		/* i is the start or a flush: find the next flush */
+		for (next = i + 1; next < h.log.nr && !is_barrier(&h.log, next); next++)
+			;
+		if (i && sample)
+			flush_state(&h, run, mk, i);
+		for (r = 0; sample && r < per_interval && next > i + 1; r++)
+			random_state(&h, run, i, i + 1 + crash_splitmix(&h.rng) % (next - i - 1), mk);
+		for (i++; i < next; i++) {
+			const struct bfs_iolog_entry *e = &h.log.entries[i];
+
+			if (e->type == BFS_IOLOG_MARK)
+				read_mark(&h.log, i, &mk);
+			else if (is_data(e))
+				ck_assert_int_eq(bfs_iolog_apply(&h.log, i, run, 0), 0);
+		}
+		flush_no++;
+	}
+	/* the final state: everything written */
+	check_one(&h, run, mk, "end", h.log.nr);
+	bfs_dev_close(run);
+	bfs_iolog_close(&h.log);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building crashed device states from an I/O log (the CrashMonkey /
+ * dm-log-writes method, in process), shared by the crash tests.
+ *
+ * A workload runs on a recorded memory device and puts marks in the log:
+ * crash_mark(dev, 'c', N) before unit N (a transaction, an operation) starts
+ * to change anything, crash_mark(dev, 'f', N) once everything up to unit N
+ * is durable.  crash_build_states() then replays the log onto a copy of the
+ * starting image and hands every state a power failure could leave to the
+ * check callback, with the marks that held at that point:
+ *   - every flush point (sampled evenly beyond BFS_CRASH_MAX_FLUSH_STATES);
+ *   - BFS_CRASH_RANDOM_STATES random points after each sampled flush, where
+ *     each write since the flush survives or not at random (FUA writes always
+ *     do) and one may be torn to a multiple of 512 bytes.
+ * A correct filesystem shows, in every state, the result of some unit T with
+ * marks.f <= T <= marks.c.
+ */
+#ifndef BFS_TESTS_CRASH_STATES_H
+#define BFS_TESTS_CRASH_STATES_H
+
+#include <bfs/dev.h>
+
+struct crash_marks {
+	u32 f;		/* newest unit known durable */
+	u32 c;		/* newest unit begun */
+};
+
+/* check one crashed image (it may be modified); false + @why (512 bytes) if wrong */
+typedef bool (*crash_check_fn)(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why);
+
+struct crash_result {
+	unsigned states, flush_states, random_states, failures;
+	size_t log_entries;
+};
+
+void crash_mark(struct bfs_dev *dev, char kind, u32 n);
+void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
+			crash_check_fn check, void *ctx, struct crash_result *res);
+
+u64 crash_env_u64(const char *name, u64 def);
+u64 crash_splitmix(u64 *state);
+
+#endif

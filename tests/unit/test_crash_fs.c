@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Crash tests of filesystem operations.
+ *
+ * A workload of file and directory operations (create, write, truncate,
+ * rename, link, unlink, mkdir, rmdir, fsync of files and directories) runs
+ * on a recorded memory device.  After every operation the whole tree is
+ * read back and its state hashed (names, types, sizes, link counts, file
+ * contents).  Each crashed state built from the I/O log (crash_states.h)
+ * must open (replaying the journal), pass bfs_btree_verify(), and show
+ * exactly the tree after some operation T with
+ *   last fsync'd operation <= T <= last operation begun,
+ * so everything fsync'd is there with its exact contents, and every
+ * operation is atomic.  (In bfs every fsync flushes the whole journal, so
+ * an fsync makes every earlier operation durable too; this test relies on
+ * that documented behaviour.)
+ *
+ * Environment: BFS_CRASH_FS_OPS (default 1000), BFS_CRASH_SEED, and the
+ * crash_states.h variables.
+ */
+#include "crash_states.h"
+#include "unit.h"
+
+#include <bfs/btree.h>
+#include <bfs/checksum.h>
+#include <bfs/fs.h>
+#include <bfs/mkfs.h>
+#include <bfs/os.h>
+#include <bfs/super.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NR_DIRS		3
+#define NR_FILES	6
+#define MAX_OFF		(48 * 1024)
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const void *data, size_t len)
+{
+	if (b->len + len > b->cap) {
+		b->cap = (b->len + len) * 2 + 256;
+		b->p = bfs_realloc(b->p, b->cap);
+		ck_assert_ptr_nonnull(b->p);
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
+/* ---- hashing the whole tree ---- */
+
+struct name_list {
+	char (*names)[256];
+	u64 *inos;
+	int nr;
+};
+
+static int collect(void *ctx, const char *name, size_t len, u64 ino, u32 type, u64 next)
+{
+	struct name_list *l = ctx;
+
+	if ((len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)))
+		return 0;
+	l->names = bfs_realloc(l->names, (l->nr + 1) * sizeof(*l->names));
+	l->inos = bfs_realloc(l->inos, (l->nr + 1) * sizeof(*l->inos));
+	memcpy(l->names[l->nr], name, len);
+	l->names[l->nr][len] = '\0';
+	l->inos[l->nr++] = ino;
+	return 0;
+}
+
+static int hash_dir(struct bfs_fs *fs, u64 dir, struct buf *out);
+
+/* append the canonical description of inode @ino called @name */
+static int hash_inode(struct bfs_fs *fs, const char *name, u64 ino, struct buf *out)
+{
+	static u8 data[MAX_OFF + 65536];
+	struct bfs_stat st;
+	char line[512];
+	ssize_t n;
+	int ret;
+
+	ret = bfs_fs_getattr(fs, ino, &st);
+	if (ret)
+		return ret;
+	snprintf(line, sizeof(line), "%s %o %u %llu", name, st.mode & S_IFMT, st.nlink,
+		 (unsigned long long)(S_ISDIR(st.mode) ? 0 : st.size));
+	buf_add(out, line, strlen(line) + 1);
+	if (S_ISREG(st.mode)) {
+		u64 h;
+
+		if (st.size > sizeof(data))
+			return -EFBIG;
+		n = bfs_fs_read(fs, ino, data, st.size, 0);
+		if (n != (ssize_t)st.size)
+			return n < 0 ? (int)n : -EIO;
+		h = bfs_xxh3(data, st.size);
+		buf_add(out, &h, sizeof(h));
+	} else if (S_ISDIR(st.mode)) {
+		buf_add(out, "{", 1);
+		ret = hash_dir(fs, ino, out);
+		buf_add(out, "}", 1);
+	}
+	return ret;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static int hash_dir(struct bfs_fs *fs, u64 dir, struct buf *out)
+{
+	struct name_list l = { 0 };
+	int ret, i;
+
+	ret = bfs_fs_readdir(fs, dir, 0, collect, &l);
+	for (i = 0; !ret && i < l.nr; i++) {
+		struct bfs_stat st;
+
+		ret = bfs_fs_lookup(fs, dir, l.names[i], strlen(l.names[i]), &st);
+		if (!ret && st.ino != l.inos[i])
+			ret = -EUCLEAN;
+	}
+	/* readdir order is hash order: sort names, inode numbers follow lookups */
+	qsort(l.names, (size_t)l.nr, sizeof(*l.names), cmp_names);
+	for (i = 0; !ret && i < l.nr; i++) {
+		struct bfs_stat st;
+
+		ret = bfs_fs_lookup(fs, dir, l.names[i], strlen(l.names[i]), &st);
+		if (!ret)
+			ret = hash_inode(fs, l.names[i], st.ino, out);
+	}
+	bfs_free(l.names);
+	bfs_free(l.inos);
+	return ret;
+}
+
+static int tree_hash(struct bfs_fs *fs, u64 *h)
+{
+	struct buf b = { 0 };
+	int ret = hash_dir(fs, BFS_ROOT_INO, &b);
+
+	*h = bfs_xxh3(b.p, b.len);
+	bfs_free(b.p);
+	return ret;
+}
+
+/* ---- the workload ---- */
+
+struct workload {
+	struct bfs_fs *fs;
+	struct bfs_dev *dev;
+	u64 rng;
+	u64 dirs[NR_DIRS];
+	u32 nr_ops;
+	u64 *hash;		/* hash[T]: the tree after operation T */
+	u32 fsyncs;
+};
+
+static u64 below(struct workload *w, u64 n)
+{
+	return crash_splitmix(&w->rng) % n;
+}
+
+static void name_of(char *out, u64 i)
+{
+	snprintf(out, 16, "f%llu", (unsigned long long)i);
+}
+
+static u64 pick_dir(struct workload *w)
+{
+	return w->dirs[below(w, NR_DIRS)];
+}
+
+/* one operation; failures with an errno are fine (the model is the tree itself) */
+static void one_op(struct workload *w)
+{
+	struct bfs_creds cr = { 0, 0 };
+	u64 d = pick_dir(w), d2 = pick_dir(w);
+	char n[16], n2[16];
+	struct bfs_stat st;
+	u64 r = below(w, 100);
+	static u8 data[16384];
+
+	name_of(n, below(w, NR_FILES));
+	name_of(n2, below(w, NR_FILES));
+	if (r < 15) {
+		bfs_fs_mknod(w->fs, d, n, strlen(n), S_IFREG | 0644, 0, &cr, &st);
+	} else if (r < 45) {
+		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode)) {
+			u64 off = below(w, MAX_OFF), len = 1 + below(w, sizeof(data)), i;
+
+			for (i = 0; i < len; i++)
+				data[i] = (u8)crash_splitmix(&w->rng);
+			ck_assert_int_eq(bfs_fs_write(w->fs, st.ino, data, len, off), (ssize_t)len);
+		}
+	} else if (r < 52) {
+		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode)) {
+			struct bfs_setattr sa = { .valid = BFS_SET_SIZE, .size = below(w, MAX_OFF) };
+
+			ck_assert_int_eq(bfs_fs_setattr(w->fs, st.ino, &sa, &st), 0);
+		}
+	} else if (r < 64) {
+		bfs_fs_rename(w->fs, d, n, strlen(n), d2, n2, strlen(n2), 0);
+	} else if (r < 70) {
+		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode))
+			bfs_fs_link(w->fs, st.ino, d2, n2, strlen(n2), &st);
+	} else if (r < 80) {
+		bfs_fs_unlink(w->fs, d, n, strlen(n));
+	} else if (r < 84) {
+		bfs_fs_mkdir(w->fs, d, "sub", 3, 0755, &cr, &st);
+	} else if (r < 87) {
+		bfs_fs_rmdir(w->fs, d, "sub", 3);
+	} else {
+		/* fsync a file or a directory: everything so far becomes durable */
+		u64 ino = d;
+
+		if (r < 95 && !bfs_fs_lookup(w->fs, d, n, strlen(n), &st))
+			ino = st.ino;
+		ck_assert_int_eq(bfs_fs_fsync(w->fs, ino, below(w, 2)), 0);
+		crash_mark(w->dev, 'f', w->nr_ops);
+		w->fsyncs++;
+	}
+}
+
+/* the starting tree, made before recording begins */
+static void make_dirs(struct workload *w)
+{
+	struct bfs_creds cr = { 0, 0 };
+	struct bfs_stat st;
+	char n[16];
+	int i;
+
+	ck_assert_int_eq(bfs_fs_open(w->dev, &(struct bfs_fs_opts){ 0 }, &w->fs), 0);
+	for (i = 0; i < NR_DIRS; i++) {
+		snprintf(n, sizeof(n), "d%d", i);
+		ck_assert_int_eq(bfs_fs_mkdir(w->fs, BFS_ROOT_INO, n, strlen(n), 0755, &cr, &st), 0);
+		w->dirs[i] = st.ino;
+	}
+	ck_assert_int_eq(bfs_fs_close(w->fs), 0);
+}
+
+static void run_workload(struct workload *w, u32 nr_ops)
+{
+	ck_assert_int_eq(bfs_fs_open(w->dev, &(struct bfs_fs_opts){ 0 }, &w->fs), 0);
+	w->hash = bfs_calloc(nr_ops + 1, sizeof(*w->hash));
+	ck_assert_int_eq(tree_hash(w->fs, &w->hash[0]), 0);
+	crash_mark(w->dev, 'f', 0);
+	while (w->nr_ops < nr_ops) {
+		crash_mark(w->dev, 'c', w->nr_ops + 1);
+		one_op(w);
+		w->nr_ops++;
+		ck_assert_int_eq(tree_hash(w->fs, &w->hash[w->nr_ops]), 0);
+	}
+	ck_assert_int_eq(bfs_fs_close(w->fs), 0);
+	crash_mark(w->dev, 'f', w->nr_ops);
+}
+
+/* ---- checking a crashed state ---- */
+
+static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
+{
+	struct workload *w = ctx;
+	struct bfs_fs *fs;
+	u32 t, hi = BFS_MIN(BFS_MAX(mk.c, mk.f), w->nr_ops);
+	u64 h;
+	int ret, id;
+
+	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
+	if (ret) {
+		snprintf(why, 512, "open failed: %s", strerror(-ret));
+		return false;
+	}
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		long bad = bfs_btree_verify(bfs_fs_core(fs), id);
+
+		if (bad) {
+			snprintf(why, 512, "btree %s: verify found %ld problems",
+				 bfs_btree_id_name(id), bad);
+			bfs_fs_close(fs);
+			return false;
+		}
+	}
+	ret = tree_hash(fs, &h);
+	if (ret) {
+		snprintf(why, 512, "reading the tree failed: %s", strerror(-ret));
+		bfs_fs_close(fs);
+		return false;
+	}
+	ret = bfs_fs_close(fs);
+	if (ret) {
+		snprintf(why, 512, "close after recovery failed: %s", strerror(-ret));
+		return false;
+	}
+	for (t = mk.f; t <= hi; t++)
+		if (w->hash[t] == h)
+			return true;
+	snprintf(why, 512, "the tree matches no operation from %u (last fsync) to %u", mk.f, hi);
+	return false;
+}
+
+START_TEST(test_crash_fs)
+{
+	u32 nr_ops = (u32)crash_env_u64("BFS_CRASH_FS_OPS", 1000);
+	u64 dev_bytes = 64 * MiB;
+	struct workload w = { .rng = crash_env_u64("BFS_CRASH_SEED", 1) };
+	struct bfs_format_opts fo = { 0 };
+	struct crash_result res;
+	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
+	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-fs-log");
+	struct bfs_dev *base;
+
+	ck_assert_int_eq(bfs_dev_open_mem(dev_bytes, &w.dev), 0);
+	ck_assert_int_eq(bfs_sb_layout(&fo, dev_bytes, 512, sb, err), 0);
+	ck_assert_int_eq(bfs_mkfs(w.dev, sb), 0);
+	make_dirs(&w);
+	ck_assert_int_eq(bfs_dev_clone_mem(w.dev, &base), 0);
+	ck_assert_int_eq(bfs_dev_record_start(w.dev, logpath), 0);
+	run_workload(&w, nr_ops);
+	ck_assert_int_eq(bfs_dev_record_stop(w.dev), 0);
+
+	crash_build_states(logpath, base, w.rng ^ 0x7777, check_cb, &w, &res);
+	printf("crash-fs: %u operations, %u fsyncs, %zu log entries; %u crash states checked "
+	       "(%u flush points, %u random), %u failed\n", w.nr_ops, w.fsyncs, res.log_entries,
+	       res.states, res.flush_states, res.random_states, res.failures);
+	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
+	unlink(logpath);
+	free(logpath);
+	bfs_free(w.hash);
+	bfs_free(sb);
+	bfs_dev_close(base);
+	bfs_dev_close(w.dev);
+}
+END_TEST
+
+static Suite *crash_fs_suite(void)
+{
+	Suite *s = suite_create("crash_fs");
+	TCase *tc = tcase_create("fs");
+
+	tcase_set_timeout(tc, 1800);
+	tcase_add_test(tc, test_crash_fs);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BFS_UNIT_MAIN(crash_fs_suite)
