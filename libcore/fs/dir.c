@@ -172,6 +172,11 @@ int bfs_dir_empty(struct bfs_fs *fs, u64 dir)
 	return ret == -ENOENT ? 0 : ret;
 }
 
+int bfs_dir_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, u64 dir)
+{
+	return bfs_ns_delete_keys(fs, t, BFS_BTREE_DIRENTS, dir, 0);
+}
+
 int bfs_fs_readdir(struct bfs_fs *fs, u64 dir, u64 cookie, bfs_filldir_fn fn, void *ctx)
 {
 	struct bfs_ns_inode inode;

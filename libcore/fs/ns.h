@@ -48,7 +48,10 @@ int bfs_ns_counter_write(struct bfs_trans *t, u64 next_ino);
 int bfs_ns_counter_read(struct bfs_fs *fs, u64 *next_ino);
 /* queue the removal of everything of @inode: data, xattrs, symlink, entries, orphan */
 int bfs_ns_inode_delete(struct bfs_fs *fs, struct bfs_trans *t, const struct bfs_ns_inode *inode);
-/* symlink target keys */
+/* queue deletes of every key (@ino, >= @start) in @id */
+int bfs_ns_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, enum bfs_btree_id id, u64 ino,
+		       u64 start);
+/* symlink.c: the target keys */
 int bfs_ns_symlink_write(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *target,
 			 size_t len);
 /* largest value (bytes) a key of this filesystem holds */

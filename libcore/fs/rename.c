@@ -102,17 +102,28 @@ static int do_rename(struct rename_ctx *r, u64 olddir, const char *oldname, size
 	/* same entry, or two names of one inode: nothing to do (POSIX) */
 	if ((olddir == newdir && tgt && tgt->slot == src->slot) || (tgt && tgt->ino == src->ino))
 		return 0;
+	/*
+	 * The order of the checks is Linux's (do_renameat2, then vfs_rename):
+	 * moving a directory below itself is -EINVAL before any type check, and
+	 * replacing an ancestor of the source is -ENOTEMPTY (-EINVAL for an
+	 * exchange) whatever the types.
+	 */
+	ret = check_loop(fs, si, newdir);
+	if (ret)
+		return ret;
+	if (tgt) {
+		ret = check_loop(fs, ti, olddir);
+		if (ret == -EINVAL && !exchange)
+			ret = -ENOTEMPTY;
+		if (ret)
+			return ret;
+	}
 	if (tgt && !exchange) {
 		if (S_ISDIR(si->i.mode) && !S_ISDIR(ti->i.mode))
 			return -ENOTDIR;
 		if (!S_ISDIR(si->i.mode) && S_ISDIR(ti->i.mode))
 			return -EISDIR;
 	}
-	ret = check_loop(fs, si, newdir);
-	if (!ret && exchange)
-		ret = check_loop(fs, ti, olddir);
-	if (ret)
-		return ret;
 	if (tgt && !exchange && S_ISDIR(ti->i.mode)) {
 		ret = bfs_dir_empty(fs, ti->i.ino);
 		if (ret)

@@ -404,3 +404,8 @@ ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size)
 		return ret;
 	return (ssize_t)used;
 }
+
+int bfs_xattr_delete_all(struct bfs_fs *fs, struct bfs_trans *t, u64 ino)
+{
+	return bfs_ns_delete_keys(fs, t, BFS_BTREE_XATTRS, ino, 0);
+}

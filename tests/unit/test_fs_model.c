@@ -10,7 +10,7 @@
  * is compared.
  *
  * Environment: BFS_MODEL_SEEDS (count, default 3), BFS_MODEL_OPS (per seed,
- * default 4000), BFS_MODEL_SEED (first seed, default 1).  `make soak` runs
+ * default 8000), BFS_MODEL_SEED (first seed, default 1).  `make soak` runs
  * it much longer.
  */
 #include "unit.h"
@@ -461,11 +461,14 @@ static int rename_errno(struct model *m, int od, int oe, int nd, int ne, unsigne
 	}
 	if (ne >= 0 && (flags & BFS_RENAME_NOREPLACE))
 		return -EEXIST;
+	/* Linux checks ancestry before types (do_renameat2's "trap") */
 	if (m->in[src].type == M_DIR && m_is_ancestor(m, src, nd))
 		return -EINVAL;
 	if (ne < 0)
 		return 0;
 	dst = m->in[nd].ents[ne].child;
+	if (m->in[dst].type == M_DIR && m_is_ancestor(m, dst, od))
+		return -ENOTEMPTY;
 	if (dst == src)
 		return 0;
 	if (m->in[src].type == M_DIR && m->in[dst].type != M_DIR)
@@ -773,7 +776,7 @@ START_TEST(test_fs_model)
 {
 	u64 first = env_u64("BFS_MODEL_SEED", 1);
 	u64 seeds = env_u64("BFS_MODEL_SEEDS", 3), s;
-	u64 ops = env_u64("BFS_MODEL_OPS", 4000);
+	u64 ops = env_u64("BFS_MODEL_OPS", 8000);
 
 	for (s = first; s < first + seeds; s++)
 		run_seed(s, ops);
