@@ -131,10 +131,13 @@ install: all
 	install -m 755 $(B)/bfs $(DESTDIR)$(SBINDIR)/bfs
 	ln -sf bfs $(DESTDIR)$(SBINDIR)/mkfs.bfs
 	ln -sf bfs $(DESTDIR)$(SBINDIR)/fsck.bfs
+	ln -sf bfs $(DESTDIR)$(SBINDIR)/mount.bfs
+	ln -sf bfs $(DESTDIR)$(SBINDIR)/mount.fuse.bfs
 	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
 	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/mkfs.bfs
 	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/fsck.bfs
+	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/mount.bfs
 
 clean:
 	rm -rf build build-asan build-clang

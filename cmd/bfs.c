@@ -2,8 +2,9 @@
 /*
  * bfs: one binary, many commands.  This file holds the command table and the
  * dispatch: `bfs CMD ...`, unique prefixes of CMD, `bfs help CMD`,
- * `bfs CMD --help`, `bfs --version`, and the installed aliases mkfs.bfs and
- * fsck.bfs, which pick the command from argv[0] as mkfs(8)/fsck(8) expect.
+ * `bfs CMD --help`, `bfs --version`, and the installed aliases mkfs.bfs,
+ * fsck.bfs, mount.bfs and mount.fuse.bfs, which pick the command from
+ * argv[0] as mkfs(8), fsck(8) and mount(8) expect.
  */
 #include "cmd.h"
 
@@ -19,6 +20,8 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_fsck,
 	&bfs_cmd_dump_btree,
 	&bfs_cmd_debug,
+	&bfs_cmd_mount,
+	&bfs_cmd_mount_helper,
 	&bfs_cmd_completion,
 	NULL,
 };
@@ -29,6 +32,9 @@ static const struct {
 } aliases[] = {
 	{ "mkfs.bfs", &bfs_cmd_format },
 	{ "fsck.bfs", &bfs_cmd_fsck },
+	/* mount(8) runs mount.TYPE; "-t fuse.bfs" runs mount.fuse.bfs */
+	{ "mount.bfs", &bfs_cmd_mount_helper },
+	{ "mount.fuse.bfs", &bfs_cmd_mount_helper },
 };
 
 static void main_usage(FILE *f)

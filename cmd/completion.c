@@ -39,6 +39,7 @@ static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 	       "\tcase \"${words[0]##*/}\" in\n"
 	       "\tmkfs.bfs) cmd=format ;;\n"
 	       "\tfsck.bfs) cmd=fsck ;;\n"
+	       "\tmount.bfs) cmd=mount-helper ;;\n"
 	       "\t*)\n"
 	       "\t\tif [ \"$cword\" -eq 1 ]; then\n"
 	       "\t\t\tCOMPREPLY=($(compgen -W \"--help --version help");
@@ -86,7 +87,7 @@ static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 		printf(" %s", (*c)->name);
 	printf("\" -- \"$cur\"))\n\t\t;;\n"
 	       "\tesac\n}\n"
-	       "complete -F _bfs bfs mkfs.bfs fsck.bfs\n");
+	       "complete -F _bfs bfs mkfs.bfs fsck.bfs mount.bfs\n");
 	return BFS_EXIT_OK;
 }
 

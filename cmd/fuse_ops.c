@@ -1,0 +1,798 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The FUSE low-level operations of bfs mount: each one translates a request
+ * into one call of the filesystem API (include/bfs/fs.h) and replies.  The
+ * kernel numbers inodes as we do (the root is 1), so FUSE inode numbers are
+ * bfs inode numbers and no table is kept here: lookup counts are not
+ * needed because an inode lives while it has a name or an open reference,
+ * and the (ino, generation) pair is never reused.
+ *
+ * What the kernel does for us (see the FUSE notes in bfs-mount(8)):
+ * permission checks (default_permissions), clearing set-user-ID bits on
+ * write (HANDLE_KILLPRIV off), O_APPEND offsets, flock and POSIX locks,
+ * atime policy.
+ */
+#include "fuse_ops.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+/* FUSE requests carry up to this much data (256 pages, the kernel's limit) */
+#define BFS_FUSE_MAX_WRITE	(1U << 20)
+
+static struct bfs_fuse *fuse_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct bfs_fs *fs_of(fuse_req_t req)
+{
+	return fuse_of(req)->fs;
+}
+
+/*
+ * The kernel accepts errno values below 512 only; anything else (a project
+ * error code) is reported as an I/O error rather than rejected.
+ */
+static void reply_err(fuse_req_t req, long ret)
+{
+	int err = ret < 0 ? (int)-ret : 0;
+
+	if (err >= 512)
+		err = EIO;
+	fuse_reply_err(req, err);
+}
+
+static void stat_from_bfs(struct stat *st, const struct bfs_stat *b)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = b->ino;
+	st->st_mode = b->mode;
+	st->st_nlink = b->nlink;
+	st->st_uid = b->uid;
+	st->st_gid = b->gid;
+	st->st_rdev = b->rdev;
+	st->st_size = (off_t)b->size;
+	st->st_blksize = b->blksize;
+	st->st_blocks = (blkcnt_t)b->blocks;
+	st->st_atim = b->atime;
+	st->st_mtim = b->mtime;
+	st->st_ctim = b->ctime;
+}
+
+static void fill_entry(fuse_req_t req, struct fuse_entry_param *e, const struct bfs_stat *b)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = b->ino;
+	e->generation = b->generation;
+	stat_from_bfs(&e->attr, b);
+	e->attr_timeout = fuse_of(req)->attr_timeout;
+	e->entry_timeout = fuse_of(req)->entry_timeout;
+}
+
+static void reply_entry(fuse_req_t req, int ret, const struct bfs_stat *b)
+{
+	struct fuse_entry_param e;
+
+	if (ret)
+		return reply_err(req, ret);
+	fill_entry(req, &e, b);
+	fuse_reply_entry(req, &e);
+}
+
+static void reply_attr(fuse_req_t req, int ret, const struct bfs_stat *b)
+{
+	struct stat st;
+
+	if (ret)
+		return reply_err(req, ret);
+	stat_from_bfs(&st, b);
+	fuse_reply_attr(req, &st, fuse_of(req)->attr_timeout);
+}
+
+/*
+ * The owner of a new inode: the caller's fsuid and fsgid, except that in
+ * a set-group-ID directory the group is the directory's and new
+ * directories inherit the set-group-ID bit (what the VFS's
+ * inode_init_owner() does for kernel filesystems).  The kernel has already
+ * applied the umask to @mode.
+ */
+static int new_owner(fuse_req_t req, fuse_ino_t parent, u32 *mode, struct bfs_creds *cr)
+{
+	const struct fuse_ctx *c = fuse_req_ctx(req);
+	struct bfs_stat dir;
+	int ret;
+
+	cr->uid = c->uid;
+	cr->gid = c->gid;
+	ret = bfs_fs_getattr(fs_of(req), parent, &dir);
+	if (ret)
+		return ret;
+	if (dir.mode & S_ISGID) {
+		cr->gid = dir.gid;
+		if (S_ISDIR(*mode))
+			*mode |= S_ISGID;
+	}
+	return 0;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct bfs_fuse *f = userdata;
+
+	conn->max_write = BFS_FUSE_MAX_WRITE;
+	/* the kernel clears set-user-ID and set-group-ID bits itself */
+	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+	/* only this mount changes the filesystem, so caching is exact */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	if (f->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+		conn->time_gran = 1;
+	}
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	struct bfs_stat st;
+	int ret;
+
+	ret = bfs_fs_lookup(fs_of(req), parent, name, strlen(name), &st);
+	if (ret == -ENOENT) {
+		/* a negative entry: the kernel may cache the absence too */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fuse_of(req)->entry_timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	reply_entry(req, ret, &st);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct bfs_stat st;
+
+	reply_attr(req, bfs_fs_getattr(fs_of(req), ino, &st), &st);
+}
+
+static void setattr_times(struct bfs_setattr *sa, const struct stat *attr, int to_set)
+{
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+		sa->valid |= BFS_SET_ATIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_ATIME) {
+		sa->valid |= BFS_SET_ATIME;
+		sa->atime = attr->st_atim;
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+		sa->valid |= BFS_SET_MTIME_NOW;
+	} else if (to_set & FUSE_SET_ATTR_MTIME) {
+		sa->valid |= BFS_SET_MTIME;
+		sa->mtime = attr->st_mtim;
+	}
+	if (to_set & FUSE_SET_ATTR_CTIME) {
+		sa->valid |= BFS_SET_CTIME;
+		sa->ctime = attr->st_ctim;
+	}
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct bfs_setattr sa = { 0 };
+	struct bfs_stat st;
+
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		sa.valid |= BFS_SET_MODE;
+		sa.mode = attr->st_mode & 07777;
+	}
+	if (to_set & FUSE_SET_ATTR_UID) {
+		sa.valid |= BFS_SET_UID;
+		sa.uid = attr->st_uid;
+	}
+	if (to_set & FUSE_SET_ATTR_GID) {
+		sa.valid |= BFS_SET_GID;
+		sa.gid = attr->st_gid;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		sa.valid |= BFS_SET_SIZE;
+		sa.size = (u64)attr->st_size;
+	}
+	setattr_times(&sa, attr, to_set);
+	reply_attr(req, bfs_fs_setattr(fs_of(req), ino, &sa, &st), &st);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[BFS_SYMLINK_MAX + 1];
+	ssize_t n;
+
+	n = bfs_fs_readlink(fs_of(req), ino, buf, BFS_SYMLINK_MAX);
+	if (n < 0)
+		return reply_err(req, n);
+	buf[n] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	struct bfs_creds cr;
+	struct bfs_stat st;
+	u32 m = mode;
+	int ret;
+
+	ret = new_owner(req, parent, &m, &cr);
+	if (!ret)
+		ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, rdev, &cr, &st);
+	reply_entry(req, ret, &st);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct bfs_creds cr;
+	struct bfs_stat st;
+	u32 m = mode | S_IFDIR;
+	int ret;
+
+	ret = new_owner(req, parent, &m, &cr);
+	if (!ret)
+		ret = bfs_fs_mkdir(fs_of(req), parent, name, strlen(name), m, &cr, &st);
+	reply_entry(req, ret, &st);
+}
+
+static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
+{
+	struct bfs_creds cr;
+	struct bfs_stat st;
+	u32 m = S_IFLNK | 0777;
+	int ret;
+
+	ret = new_owner(req, parent, &m, &cr);
+	if (!ret)
+		ret = bfs_fs_symlink(fs_of(req), parent, name, strlen(name), target, &cr, &st);
+	reply_entry(req, ret, &st);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	reply_err(req, bfs_fs_unlink(fs_of(req), parent, name, strlen(name)));
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	reply_err(req, bfs_fs_rmdir(fs_of(req), parent, name, strlen(name)));
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	unsigned bflags = 0;
+
+	/* RENAME_WHITEOUT (overlayfs) and anything newer: not supported */
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE))
+		return reply_err(req, -EINVAL);
+	if (flags & RENAME_NOREPLACE)
+		bflags |= BFS_RENAME_NOREPLACE;
+	if (flags & RENAME_EXCHANGE)
+		bflags |= BFS_RENAME_EXCHANGE;
+	reply_err(req, bfs_fs_rename(fs_of(req), parent, name, strlen(name),
+				     newparent, newname, strlen(newname), bflags));
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct bfs_stat st;
+
+	reply_entry(req, bfs_fs_link(fs_of(req), ino, newparent, newname, strlen(newname), &st),
+		    &st);
+}
+
+/* open flags: page cache kept across opens (only we change the data) */
+static void set_open_flags(struct fuse_file_info *fi)
+{
+	fi->fh = 0;
+	fi->keep_cache = 1;
+	fi->direct_io = !!(fi->flags & O_DIRECT);
+	/* nothing is buffered here, so close(2) needs no FLUSH round trip */
+	fi->noflush = 1;
+}
+
+/* O_TRUNC reaches open() because libfuse enables FUSE_CAP_ATOMIC_O_TRUNC */
+static int open_truncate(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_info *fi)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_SIZE, .size = 0 };
+	struct bfs_stat st;
+
+	/* the kernel has checked write permission, even for O_RDONLY | O_TRUNC */
+	if (!(fi->flags & O_TRUNC))
+		return 0;
+	return bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int ret;
+
+	ret = open_truncate(req, ino, fi);
+	if (!ret)
+		ret = bfs_fs_inode_open(fs_of(req), ino);
+	if (ret)
+		return reply_err(req, ret);
+	set_open_flags(fi);
+	if (fuse_reply_open(req, fi))
+		bfs_fs_inode_release(fs_of(req), ino);	/* the opener was interrupted */
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	struct fuse_entry_param e;
+	struct bfs_creds cr;
+	struct bfs_stat st;
+	u32 m = (mode & ~S_IFMT) | S_IFREG;
+	int ret;
+
+	ret = new_owner(req, parent, &m, &cr);
+	if (!ret)
+		ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, 0, &cr, &st);
+	if (!ret)
+		ret = bfs_fs_inode_open(fs_of(req), st.ino);
+	if (ret)
+		return reply_err(req, ret);
+	fill_entry(req, &e, &st);
+	set_open_flags(fi);
+	if (fuse_reply_create(req, &e, fi))
+		bfs_fs_inode_release(fs_of(req), st.ino);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	ssize_t n;
+	char *buf;
+
+	if (off < 0)
+		return reply_err(req, -EINVAL);
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		return reply_err(req, -ENOMEM);
+	n = bfs_fs_read(fs_of(req), ino, buf, size, (u64)off);
+	if (n < 0)
+		reply_err(req, n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	ssize_t n;
+
+	if (off < 0)
+		return reply_err(req, -EINVAL);
+	n = bfs_fs_write(fs_of(req), ino, buf, size, (u64)off);
+	if (n < 0)
+		return reply_err(req, n);
+	fuse_reply_write(req, (size_t)n);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	reply_err(req, bfs_fs_inode_release(fs_of(req), ino));
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	reply_err(req, bfs_fs_fsync(fs_of(req), ino, datasync != 0));
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fi->fh = 0;
+	/* the kernel drops its copy of a listing when it changes the directory */
+	fi->cache_readdir = 1;
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static mode_t dirent_mode(u32 type)
+{
+	/* a DT_* value, or an S_IFMT one */
+	return type <= 15 ? (mode_t)DTTOIF(type) : (mode_t)(type & S_IFMT);
+}
+
+/* ---- readdir: one reply buffer of the size the kernel asked for ---- */
+
+struct dir_fill {
+	fuse_req_t	req;
+	char		*buf;
+	size_t		size, used;
+};
+
+static int fill_one(void *ctx, const char *name, size_t len, u64 ino, u32 type, u64 next)
+{
+	struct dir_fill *d = ctx;
+	struct stat st = { .st_ino = ino, .st_mode = dirent_mode(type) };
+	char nm[BFS_NAME_MAX + 1];
+	size_t n;
+
+	if (len > BFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(nm, name, len);
+	nm[len] = '\0';
+	n = fuse_add_direntry(d->req, d->buf + d->used, d->size - d->used, nm, &st, (off_t)next);
+	if (n > d->size - d->used)
+		return 1;	/* full: this entry comes first next time */
+	d->used += n;
+	return 0;
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct dir_fill d = { .req = req, .size = size };
+	int ret;
+
+	d.buf = malloc(size ? size : 1);
+	if (!d.buf)
+		return reply_err(req, -ENOMEM);
+	ret = bfs_fs_readdir(fs_of(req), ino, (u64)off, fill_one, &d);
+	if (ret < 0 && !d.used)
+		reply_err(req, ret);
+	else
+		fuse_reply_buf(req, d.buf, d.used);
+	free(d.buf);
+}
+
+/*
+ * readdirplus: the listing is collected first and the attributes looked up
+ * after bfs_fs_readdir() has returned, so that no filesystem call is made
+ * from inside the listing callback.
+ */
+struct plus_ent {
+	u64	ino, next;
+	u32	type;
+	char	name[BFS_NAME_MAX + 1];
+};
+
+struct plus_fill {
+	fuse_req_t	req;
+	size_t		size, need;
+	struct plus_ent	*ents;
+	size_t		nr, alloc;
+};
+
+static int plus_collect(void *ctx, const char *name, size_t len, u64 ino, u32 type, u64 next)
+{
+	struct plus_fill *p = ctx;
+	struct plus_ent *e;
+	size_t n;
+
+	if (len > BFS_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (p->nr == p->alloc) {
+		size_t alloc = p->alloc ? p->alloc * 2 : 32;
+
+		e = realloc(p->ents, alloc * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		p->ents = e;
+		p->alloc = alloc;
+	}
+	e = &p->ents[p->nr];
+	memcpy(e->name, name, len);
+	e->name[len] = '\0';
+	n = fuse_add_direntry_plus(p->req, NULL, 0, e->name, NULL, 0);
+	if (p->need + n > p->size)
+		return 1;
+	p->need += n;
+	e->ino = ino;
+	e->type = type;
+	e->next = next;
+	p->nr++;
+	return 0;
+}
+
+static bool is_dot_or_dotdot(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+static size_t plus_emit(fuse_req_t req, char *buf, size_t size, const struct plus_ent *pe)
+{
+	struct fuse_entry_param e;
+	struct bfs_stat st;
+
+	/*
+	 * ino 0 hands the kernel a name without attributes (and without a
+	 * lookup reference): for "." and "..", and for an entry that went
+	 * away since it was listed.
+	 */
+	if (is_dot_or_dotdot(pe->name) || bfs_fs_getattr(fs_of(req), pe->ino, &st)) {
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = pe->ino;
+		e.attr.st_mode = dirent_mode(pe->type);
+	} else {
+		fill_entry(req, &e, &st);
+	}
+	return fuse_add_direntry_plus(req, buf, size, pe->name, &e, (off_t)pe->next);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	struct plus_fill p = { .req = req, .size = size };
+	size_t used = 0, i;
+	char *buf;
+	int ret;
+
+	ret = bfs_fs_readdir(fs_of(req), ino, (u64)off, plus_collect, &p);
+	buf = malloc(size ? size : 1);
+	if (!buf || (ret < 0 && !p.nr)) {
+		reply_err(req, buf ? ret : -ENOMEM);
+		goto out;
+	}
+	for (i = 0; i < p.nr; i++) {
+		size_t n = plus_emit(req, buf + used, size - used, &p.ents[i]);
+
+		if (n > size - used)
+			break;	/* cannot happen: plus_collect() measured each entry */
+		used += n;
+	}
+	fuse_reply_buf(req, buf, used);
+out:
+	free(buf);
+	free(p.ents);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	reply_err(req, bfs_fs_fsync(fs_of(req), ino, datasync != 0));
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct bfs_statfs s;
+	struct statvfs sv;
+	int ret;
+
+	ret = bfs_fs_statfs(fs_of(req), &s);
+	if (ret)
+		return reply_err(req, ret);
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = s.bsize;
+	sv.f_frsize = s.bsize;
+	sv.f_blocks = s.blocks;
+	sv.f_bfree = s.bfree;
+	sv.f_bavail = s.bavail;
+	sv.f_files = s.files;
+	sv.f_ffree = s.ffree;
+	sv.f_favail = s.ffree;
+	sv.f_namemax = s.namemax;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* ---- extended attributes ---- */
+
+/*
+ * POSIX ACLs are not supported: without FUSE_CAP_POSIX_ACL the kernel
+ * would pass system.posix_acl_* through as plain xattrs and enforce none
+ * of it, and a stored access ACL would not update the mode (cp -a sets
+ * modes that way and would leave 0600 files).  Refusing them as a
+ * filesystem mounted with noacl does makes tools fall back to chmod(2).
+ * Supporting ACLs needs the filesystem layer to keep the mode in sync and
+ * to inherit default ACLs; then this mount can enable FUSE_CAP_POSIX_ACL.
+ */
+static bool is_acl(const char *name)
+{
+	return !strncmp(name, "system.posix_acl_", 17);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	unsigned bflags = 0;
+
+	if (is_acl(name))
+		return reply_err(req, -EOPNOTSUPP);
+	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
+		return reply_err(req, -EINVAL);
+	if (flags & XATTR_CREATE)
+		bflags |= BFS_XATTR_CREATE;
+	if (flags & XATTR_REPLACE)
+		bflags |= BFS_XATTR_REPLACE;
+	reply_err(req, bfs_fs_setxattr(fs_of(req), ino, name, value, size, bflags));
+}
+
+/* @size 0 asks for the size only (fuse_reply_xattr), else for the bytes */
+static void reply_sized(fuse_req_t req, ssize_t n, const char *buf, size_t size)
+{
+	if (n < 0)
+		reply_err(req, n);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	char *buf = NULL;
+	ssize_t n;
+
+	if (is_acl(name))
+		return reply_err(req, -EOPNOTSUPP);
+	if (size && !(buf = malloc(size)))
+		return reply_err(req, -ENOMEM);
+	n = bfs_fs_getxattr(fs_of(req), ino, name, buf, size);
+	reply_sized(req, n, buf, size);
+	free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	char *buf = NULL;
+	ssize_t n;
+
+	if (size && !(buf = malloc(size)))
+		return reply_err(req, -ENOMEM);
+	n = bfs_fs_listxattr(fs_of(req), ino, buf, size);
+	reply_sized(req, n, buf, size);
+	free(buf);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	if (is_acl(name))
+		return reply_err(req, -EOPNOTSUPP);
+	reply_err(req, bfs_fs_removexattr(fs_of(req), ino, name));
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+			 struct fuse_file_info *fi)
+{
+	unsigned bmode = 0;
+
+	/* collapse, insert and unshare ranges are not supported */
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))
+		return reply_err(req, -EOPNOTSUPP);
+	if (offset < 0 || length <= 0)
+		return reply_err(req, -EINVAL);
+	if (mode & FALLOC_FL_KEEP_SIZE)
+		bmode |= BFS_FALLOC_KEEP_SIZE;
+	if (mode & FALLOC_FL_PUNCH_HOLE)
+		bmode |= BFS_FALLOC_PUNCH_HOLE;
+	if (mode & FALLOC_FL_ZERO_RANGE)
+		bmode |= BFS_FALLOC_ZERO_RANGE;
+	reply_err(req, bfs_fs_fallocate(fs_of(req), ino, bmode, (u64)offset, (u64)length));
+}
+
+/*
+ * SEEK_DATA / SEEK_HOLE from the file's extent map (which comes in logical
+ * order).  Data is an extent with a device location; holes and fallocated
+ * (unwritten) ranges read as zeros and count as holes, as on ext4.
+ */
+struct seek_ctx {
+	u64	off;		/* where the search starts */
+	u64	data;		/* SEEK_DATA: first data at or after off */
+	u64	hole;		/* SEEK_HOLE: first hole at or after off */
+	bool	want_hole;
+	bool	found;
+};
+
+static int seek_extent(void *ctx, const struct bfs_fs_extent *e)
+{
+	struct seek_ctx *s = ctx;
+	u64 end = e->logical + e->len;
+
+	if (!e->physical || (e->flags & BFS_EXTENT_UNWRITTEN) || end <= s->off)
+		return 0;
+	if (!s->want_hole) {
+		s->data = e->logical > s->off ? e->logical : s->off;
+		s->found = true;
+		return 1;
+	}
+	if (e->logical > s->hole) {
+		s->found = true;	/* a gap before this extent */
+		return 1;
+	}
+	if (end > s->hole)
+		s->hole = end;
+	return 0;
+}
+
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct seek_ctx s = { .off = (u64)off, .hole = (u64)off, .want_hole = whence == SEEK_HOLE };
+	struct bfs_stat st;
+	int ret;
+
+	/* SEEK_SET, SEEK_CUR and SEEK_END never get here */
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return reply_err(req, -EINVAL);
+	if (off < 0)
+		return reply_err(req, -ENXIO);
+	ret = bfs_fs_getattr(fs_of(req), ino, &st);
+	if (ret)
+		return reply_err(req, ret);
+	if ((u64)off >= st.size)
+		return reply_err(req, -ENXIO);
+	ret = bfs_fs_map(fs_of(req), ino, seek_extent, &s);
+	if (ret < 0)
+		return reply_err(req, ret);
+	if (s.want_hole) {
+		fuse_reply_lseek(req, (off_t)(s.hole < st.size ? s.hole : st.size));
+		return;
+	}
+	if (!s.found || s.data >= st.size)
+		return reply_err(req, -ENXIO);
+	fuse_reply_lseek(req, (off_t)s.data);
+}
+
+const struct fuse_lowlevel_ops bfs_fuse_ops = {
+	.init		= op_init,
+	.lookup		= op_lookup,
+	.forget		= op_forget,
+	.forget_multi	= op_forget_multi,
+	.getattr	= op_getattr,
+	.setattr	= op_setattr,
+	.readlink	= op_readlink,
+	.mknod		= op_mknod,
+	.mkdir		= op_mkdir,
+	.unlink		= op_unlink,
+	.rmdir		= op_rmdir,
+	.symlink	= op_symlink,
+	.rename		= op_rename,
+	.link		= op_link,
+	.open		= op_open,
+	.create		= op_create,
+	.read		= op_read,
+	.write		= op_write,
+	.flush		= op_flush,
+	.release	= op_release,
+	.fsync		= op_fsync,
+	.opendir	= op_opendir,
+	.readdir	= op_readdir,
+	.readdirplus	= op_readdirplus,
+	.releasedir	= op_releasedir,
+	.fsyncdir	= op_fsyncdir,
+	.statfs		= op_statfs,
+	.setxattr	= op_setxattr,
+	.getxattr	= op_getxattr,
+	.listxattr	= op_listxattr,
+	.removexattr	= op_removexattr,
+	.fallocate	= op_fallocate,
+	.lseek		= op_lseek,
+};

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bfs mount: the FUSE low-level operations (cmd/fuse_ops.c), the mount
+ * options (cmd/mount_opts.c) and the command (cmd/mount.c).
+ *
+ * The operations are a thin translation layer: each one calls the
+ * filesystem API of include/bfs/fs.h and replies; the filesystem logic
+ * (and its locking) lives in libcore/fs/.  Permission checks are the
+ * kernel's: bfs always mounts with default_permissions.  File locks
+ * (flock, POSIX locks) are left to the kernel, which keeps them local to
+ * this mount: that is exact, because nothing else can open the image
+ * while it is mounted.
+ */
+#ifndef BFS_FUSE_OPS_H
+#define BFS_FUSE_OPS_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <stdbool.h>
+
+#include <bfs/fs.h>
+
+struct bfs_mount_opts {
+	bool	read_only;
+	bool	no_replay;	/* norecovery: ro, journal not replayed */
+	bool	allow_other;
+	bool	allow_root;
+	bool	writeback;	/* FUSE_CAP_WRITEBACK_CACHE */
+	bool	debug;
+	bool	clone_fd;
+	unsigned max_threads;
+	u64	cache_bytes;	/* btree node cache, 0 = the library's default */
+	double	attr_timeout;	/* seconds */
+	double	entry_timeout;
+	char	*kernel_opts;	/* mount flags passed on to FUSE (nodev, noexec...) */
+};
+
+/* defaults: rw, default_permissions, 10 threads, 1 s caching, no writeback */
+void bfs_mount_opts_init(struct bfs_mount_opts *o);
+void bfs_mount_opts_free(struct bfs_mount_opts *o);
+/*
+ * parse one -o list ("ro,cache_size=256M,allow_other"); returns 0, or -1
+ * after printing what is wrong to stderr prefixed by @who
+ */
+int bfs_mount_opts_parse(struct bfs_mount_opts *o, const char *list, const char *who);
+
+/* what every operation needs, passed to fuse_session_new() as userdata */
+struct bfs_fuse {
+	struct bfs_fs	*fs;
+	double		attr_timeout;
+	double		entry_timeout;
+	bool		writeback;
+	bool		read_only;
+};
+
+extern const struct fuse_lowlevel_ops bfs_fuse_ops;
+
+#endif /* BFS_FUSE_OPS_H */

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bfs mount: serve a bfs filesystem through FUSE (low-level API, several
+ * threads), and mount.bfs, the same thing called the way mount(8) calls
+ * its helpers.
+ *
+ * Order of events, chosen so that every error reaches the terminal and the
+ * exit status: fork (unless -f), then in the child open the device
+ * (exclusively unless ro), open the filesystem, create the FUSE session and
+ * mount it; only then does the child tell the waiting parent "ready"
+ * through a pipe, detach from the terminal, and serve requests.  The fork
+ * comes first because the filesystem layer may run threads, which a fork
+ * after bfs_fs_open() would lose.  The parent exits with the child's
+ * status.
+ *
+ * The end: umount(8), fusermount3 -u, or SIGTERM / SIGINT / SIGHUP stop
+ * the request loop; the mount is then removed and the filesystem closed
+ * cleanly (bfs_fs_close), so the next mount needs no journal replay.
+ */
+#include "cmd.h"
+#include "fuse_ops.h"
+
+#include <bfs/log.h>
+#include <bfs/probe.h>
+#include <bfs/super.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+/* mount(8)'s exit status for "mount failure" (mount.bfs only) */
+#define MOUNT_EX_FAIL	32
+
+struct mount_run {
+	const char	*who;		/* "bfs mount" or "mount.bfs": message prefix */
+	int		fail;		/* exit status on failure */
+	char		device[PATH_MAX];
+	char		mountpoint[PATH_MAX];
+	struct bfs_mount_opts opts;
+	bool		foreground;
+	bool		verbose;
+	int		ready_fd;	/* pipe to the waiting parent, or -1 */
+	struct bfs_dev	*dev;
+	struct bfs_fs	*fs;
+	struct fuse_session *se;
+	struct bfs_fuse	fuse;
+};
+
+__attribute__((format(printf, 2, 3)))
+static int run_error(const struct mount_run *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", m->who);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return m->fail;
+}
+
+/* ---- once detached, libcore's messages go to syslog ---- */
+
+static void log_syslog(enum bfs_log_level level, const char *msg, void *ctx)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
+	if (level == BFS_LOG_DEBUG && !getenv("BFS_DEBUG"))
+		return;
+	syslog(prio[level], "%s", msg);
+}
+
+/* ---- daemon: parent waits for the child's "ready" ---- */
+
+/* returns in the child (or with -f); the parent exits here */
+static int start_daemon(struct mount_run *m)
+{
+	int fds[2], status;
+	unsigned char st;
+	pid_t pid;
+	ssize_t n;
+
+	m->ready_fd = -1;
+	if (m->foreground)
+		return 0;
+	if (pipe2(fds, O_CLOEXEC))
+		return run_error(m, "cannot create a pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return run_error(m, "cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[0]);
+		m->ready_fd = fds[1];
+		return 0;
+	}
+	close(fds[1]);
+	do
+		n = read(fds[0], &st, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		exit(st);
+	/* the child died before it could report */
+	if (waitpid(pid, &status, 0) == pid && WIFSIGNALED(status))
+		run_error(m, "mount process killed by signal %d", WTERMSIG(status));
+	exit(m->fail);
+}
+
+/* tell the parent how it went; on success detach from the terminal */
+static void report_ready(struct mount_run *m, int status)
+{
+	unsigned char st = (unsigned char)status;
+	int null;
+
+	if (m->ready_fd < 0)
+		return;
+	if (!status) {
+		/*
+		 * Only now: until the mount is ready, a Ctrl-C on the terminal
+		 * stops the child as well as the waiting parent.
+		 */
+		setsid();
+		openlog("bfs-mount", LOG_PID, LOG_DAEMON);
+		bfs_log_set_hook(log_syslog, NULL);
+		null = open("/dev/null", O_RDWR);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+			if (null > STDERR_FILENO)
+				close(null);
+		}
+		if (chdir("/")) {
+			/* nothing depends on the working directory */
+		}
+	}
+	if (write(m->ready_fd, &st, 1) != 1) {
+		/* the parent is gone: nobody to tell */
+	}
+	close(m->ready_fd);
+	m->ready_fd = -1;
+}
+
+/* ---- opening the filesystem ---- */
+
+static int check_not_mounted(struct mount_run *m)
+{
+	char where[PATH_MAX + 64];
+	int ret;
+
+	ret = bfs_check_mounted(m->device, where, sizeof(where));
+	if (ret > 0)
+		return run_error(m, "'%s' is already in use: %s", m->device, where);
+	return 0;
+}
+
+static int open_device(struct mount_run *m)
+{
+	unsigned flags = m->opts.read_only ? BFS_DEV_RDONLY : BFS_DEV_EXCL;
+	int ret;
+
+	ret = bfs_dev_open(m->device, flags, &m->dev);
+	if (ret == -EBUSY)
+		return run_error(m, "'%s' is in use by another bfs command or mount", m->device);
+	if (ret == -EACCES || ret == -EROFS || ret == -EPERM)
+		return run_error(m, "cannot open '%s' for writing: %s (mount it with -o ro?)",
+				 m->device, strerror(-ret));
+	if (ret)
+		return run_error(m, "cannot open '%s': %s", m->device, strerror(-ret));
+	return 0;
+}
+
+/* a clear "not a bfs filesystem" before the filesystem layer gets to it */
+static int check_super(struct mount_run *m)
+{
+	struct bfs_sb_handle h;
+	char err[BFS_ERR_LEN];
+	int ret;
+
+	ret = bfs_sb_read(m->dev, &h, err);
+	if (ret == -ENODATA)
+		return run_error(m, "'%s' is not a bfs filesystem: %s", m->device, err);
+	if (ret)
+		return run_error(m, "'%s': %s", m->device, err);
+	if (h.used_backup)
+		fprintf(stderr, "%s: warning: primary superblock of '%s' is invalid (%s); "
+			"using the backup at offset %llu (run 'bfs fsck')\n", m->who, m->device,
+			h.primary_err, (unsigned long long)h.offset);
+	bfs_sb_handle_release(&h);
+	return 0;
+}
+
+static int open_fs(struct mount_run *m)
+{
+	struct bfs_fs_opts fo = {
+		.read_only = m->opts.read_only,
+		.no_replay = m->opts.no_replay,
+		.cache_bytes = m->opts.cache_bytes,
+	};
+	int ret;
+
+	ret = bfs_fs_open(m->dev, &fo, &m->fs);
+	if (ret == -EUCLEAN && fo.read_only && !fo.no_replay) {
+		/* ro: show what the last clean state holds rather than nothing */
+		fprintf(stderr, "%s: warning: the journal of '%s' cannot be replayed; mounting "
+			"as of the last clean unmount (norecovery): recent changes are not "
+			"visible, run 'bfs fsck'\n", m->who, m->device);
+		fo.no_replay = true;
+		ret = bfs_fs_open(m->dev, &fo, &m->fs);
+	}
+	if (ret == -EUCLEAN)
+		return run_error(m, "the filesystem on '%s' is damaged: run 'bfs fsck'%s",
+				 m->device, fo.read_only ? "" : ", or mount it with -o ro");
+	if (ret)
+		return run_error(m, "cannot open the filesystem on '%s': %s", m->device,
+				 strerror(-ret));
+	m->fuse.fs = m->fs;
+	m->fuse.attr_timeout = m->opts.attr_timeout;
+	m->fuse.entry_timeout = m->opts.entry_timeout;
+	m->fuse.writeback = m->opts.writeback;
+	m->fuse.read_only = m->opts.read_only;
+	return 0;
+}
+
+/* ---- the FUSE session ---- */
+
+/*
+ * the -o list for libfuse: fsname and subtype make /proc/mounts say
+ * "DEVICE DIR fuse.bfs"; the device path is escaped for libfuse's
+ * comma-separated option parser
+ */
+static char *fuse_option_string(const struct mount_run *m)
+{
+	char *s = NULL, *fsname = NULL;
+	int bad;
+
+	if (asprintf(&fsname, "fsname=%s", m->device) < 0)
+		return NULL;
+	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=bfs") ||
+	      fuse_opt_add_opt(&s, "default_permissions") ||
+	      fuse_opt_add_opt(&s, m->opts.read_only ? "ro" : "rw") ||
+	      (m->opts.allow_other && fuse_opt_add_opt(&s, "allow_other")) ||
+	      (m->opts.allow_root && fuse_opt_add_opt(&s, "allow_root")) ||
+	      (m->opts.kernel_opts && fuse_opt_add_opt(&s, m->opts.kernel_opts));
+	free(fsname);
+	if (bad) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int start_session(struct mount_run *m)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	char *opts;
+	int ret = 0;
+
+	opts = fuse_option_string(m);
+	if (!opts || fuse_opt_add_arg(&args, m->who) || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, opts) || (m->opts.debug && fuse_opt_add_arg(&args, "-d"))) {
+		ret = run_error(m, "out of memory");
+		goto out;
+	}
+	m->se = fuse_session_new(&args, &bfs_fuse_ops, sizeof(bfs_fuse_ops), &m->fuse);
+	if (!m->se) {
+		ret = run_error(m, "cannot start the FUSE session (see the message above)");
+		goto out;
+	}
+	if (fuse_set_signal_handlers(m->se)) {
+		ret = run_error(m, "cannot install signal handlers");
+		goto out;
+	}
+	if (fuse_session_mount(m->se, m->mountpoint)) {
+		fuse_remove_signal_handlers(m->se);
+		fuse_session_destroy(m->se);
+		m->se = NULL;
+		ret = run_error(m, "cannot mount '%s' on '%s' (is /dev/fuse available and "
+				"fusermount3 installed?)", m->device, m->mountpoint);
+	}
+out:
+	free(opts);
+	fuse_opt_free_args(&args);
+	return ret;
+}
+
+static int serve(struct mount_run *m)
+{
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	int ret;
+
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_max_threads(cfg, m->opts.max_threads);
+	fuse_loop_cfg_set_clone_fd(cfg, m->opts.clone_fd);
+	ret = fuse_session_loop_mt(m->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return ret;
+}
+
+/* unmount (if still mounted), close the filesystem cleanly, free */
+static int finish(struct mount_run *m, int status)
+{
+	int ret;
+
+	if (m->se) {
+		fuse_remove_signal_handlers(m->se);
+		fuse_session_unmount(m->se);
+		fuse_session_destroy(m->se);
+		m->se = NULL;
+	}
+	if (m->fs) {
+		ret = bfs_fs_close(m->fs);
+		m->fs = NULL;
+		if (ret) {
+			bfs_err("%s: closing the filesystem failed: %s", m->device, strerror(-ret));
+			if (!status)
+				status = BFS_EXIT_ERROR;
+		}
+	}
+	if (m->dev)
+		bfs_dev_close(m->dev);
+	m->dev = NULL;
+	bfs_mount_opts_free(&m->opts);
+	return status;
+}
+
+static int resolve_paths(struct mount_run *m, const char *device, const char *dir)
+{
+	struct stat st;
+
+	/* absolute: the mount table's source must match what probe.c looks for */
+	if (!realpath(device, m->device))
+		return run_error(m, "cannot open '%s': %s", device, strerror(errno));
+	if (!realpath(dir, m->mountpoint) || stat(m->mountpoint, &st))
+		return run_error(m, "mount point '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return run_error(m, "mount point '%s' is not a directory", dir);
+	return 0;
+}
+
+static int check_opts(struct mount_run *m)
+{
+	if (m->opts.no_replay)
+		m->opts.read_only = true;
+	if (m->opts.debug)
+		m->foreground = true;	/* FUSE's -d: the trace goes to the terminal */
+	return 0;
+}
+
+static int do_mount(struct mount_run *m, const char *device, const char *dir)
+{
+	int ret;
+
+	ret = resolve_paths(m, device, dir);
+	if (!ret)
+		ret = check_opts(m);
+	if (!ret)
+		ret = check_not_mounted(m);
+	if (ret)
+		return finish(m, ret);
+	ret = start_daemon(m);
+	if (!ret)
+		ret = open_device(m);
+	if (!ret)
+		ret = check_super(m);
+	if (!ret)
+		ret = open_fs(m);
+	if (!ret)
+		ret = start_session(m);
+	if (!ret && m->verbose)
+		fprintf(stderr, "%s: mounted '%s' on '%s'%s\n", m->who, m->device, m->mountpoint,
+			m->opts.read_only ? " read-only" : "");
+	report_ready(m, ret);
+	if (ret)
+		return finish(m, ret);
+	ret = serve(m);
+	if (ret < 0)
+		bfs_err("%s: the FUSE request loop failed: %s", m->device, strerror(-ret));
+	return finish(m, BFS_EXIT_OK);
+}
+
+/* ---- bfs mount ---- */
+
+static const struct option mount_longopts[] = {
+	{ "options",	required_argument, NULL, 'o' },
+	{ "foreground",	no_argument,	   NULL, 'f' },
+	{ "read-only",	no_argument,	   NULL, 'r' },
+	{ "verbose",	no_argument,	   NULL, 'v' },
+	{ "debug",	no_argument,	   NULL, 'd' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int cmd_mount(const struct bfs_cmd *cmd, int argc, char **argv)
+{
+	struct mount_run m = { .who = "bfs mount", .fail = BFS_EXIT_ERROR, .ready_fd = -1 };
+	int c;
+
+	bfs_mount_opts_init(&m.opts);
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (bfs_mount_opts_parse(&m.opts, optarg, m.who))
+				return finish(&m, BFS_EXIT_USAGE);
+			break;
+		case 'f':
+			m.foreground = true;
+			break;
+		case 'r':
+			m.opts.read_only = true;
+			break;
+		case 'v':
+			m.verbose = true;
+			break;
+		case 'd':
+			m.opts.debug = true;
+			break;
+		default:
+			finish(&m, 0);
+			return bfs_cmd_usage_error(cmd, "bad option");
+		}
+	}
+	if (optind + 2 != argc) {
+		finish(&m, 0);
+		return bfs_cmd_usage_error(cmd, optind + 2 > argc ? "DEVICE and MOUNTPOINT needed" :
+					   "too many arguments");
+	}
+	return do_mount(&m, argv[optind], argv[optind + 1]);
+}
+
+const struct bfs_cmd bfs_cmd_mount = {
+	.name = "mount",
+	.fn = cmd_mount,
+	.summary = "mount a bfs filesystem through FUSE",
+	.synopsis = "[-o OPTIONS] [-f] [-r] DEVICE MOUNTPOINT",
+	.help =
+	"Options:\n"
+	"  -o, --options=LIST  comma-separated mount options (below)\n"
+	"  -f, --foreground    stay in the foreground (default: run in the background\n"
+	"                      once the filesystem is mounted)\n"
+	"  -r, --read-only     same as -o ro\n"
+	"  -v, --verbose       say what was mounted\n"
+	"  -d, --debug         same as -o debug\n"
+	"\nMount options:\n"
+	"  ro, rw              read-only: nothing is written (the journal is replayed\n"
+	"                      in memory only); rw is the default\n"
+	"  norecovery          read-only without journal replay (damaged journal)\n"
+	"  allow_other         let other users access the mount (permissions apply)\n"
+	"  allow_root          let root access the mount too\n"
+	"  cache_size=SIZE     btree node cache (e.g. 256M)\n"
+	"  max_threads=N       FUSE worker threads (default 10)\n"
+	"  attr_timeout=SECS   how long the kernel caches attributes (default 1)\n"
+	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
+	"  writeback           kernel write-back cache (faster small writes)\n"
+	"  clone_fd            one /dev/fuse descriptor per thread\n"
+	"  debug               print every FUSE request (implies -f)\n"
+	"  nosuid, nodev, noexec, sync, dirsync, noatime ...  passed to the kernel\n"
+	"\nPermissions are always checked by the kernel (default_permissions).\n"
+	"Unmount with umount(8) or fusermount3 -u, or send SIGTERM: the filesystem is\n"
+	"closed cleanly.  See bfs-mount(8).\n",
+	.shortopts = "o:frvd",
+	.longopts = mount_longopts,
+	.args = BFS_ARG_DEVICE,
+};
+
+/* ---- mount.bfs: mount(8)'s calling convention ---- */
+
+static const struct option helper_longopts[] = {
+	{ NULL, 0, NULL, 0 }
+};
+
+static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
+{
+	struct mount_run m = { .who = "mount.bfs", .fail = MOUNT_EX_FAIL, .ready_fd = -1 };
+	bool fake = false;
+	int c;
+
+	bfs_mount_opts_init(&m.opts);
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (bfs_mount_opts_parse(&m.opts, optarg, m.who))
+				return finish(&m, BFS_EXIT_ERROR);
+			break;
+		case 'f':
+			fake = true;
+			break;
+		case 'v':
+			m.verbose = true;
+			break;
+		case 's':	/* sloppy: unknown options are errors all the same */
+		case 'n':	/* no mtab: there is none to write */
+		case 't':	/* the type is ours */
+			break;
+		default:
+			finish(&m, 0);
+			bfs_cmd_usage_error(cmd, "bad option");
+			return BFS_EXIT_ERROR;
+		}
+	}
+	if (optind + 2 != argc) {
+		finish(&m, 0);
+		bfs_cmd_usage_error(cmd, optind + 2 > argc ? "DEVICE and MOUNTPOINT needed" :
+				    "too many arguments");
+		return BFS_EXIT_ERROR;
+	}
+	if (fake)
+		return finish(&m, BFS_EXIT_OK);
+	return do_mount(&m, argv[optind], argv[optind + 1]);
+}
+
+const struct bfs_cmd bfs_cmd_mount_helper = {
+	.name = "mount-helper",
+	.fn = cmd_mount_helper,
+	.summary = "mount(8) helper (installed as mount.bfs)",
+	.synopsis = "DEVICE MOUNTPOINT [-sfnv] [-o OPTIONS]",
+	.help =
+	"Called by mount(8) as 'mount.bfs DEVICE MOUNTPOINT [-sfnv] [-o OPTIONS]' for\n"
+	"'mount -t bfs' and fstab entries of type bfs (as mount.fuse.bfs for type\n"
+	"fuse.bfs).  Options:\n"
+	"  -o LIST           mount options, as for bfs mount\n"
+	"  -f                fake: check the arguments, mount nothing\n"
+	"  -v                verbose\n"
+	"  -s, -n            accepted and ignored (sloppy, no mtab)\n"
+	"\nThe filesystem is served in the background.  Exit status as mount(8):\n"
+	"0 mounted, 1 bad usage, 32 mount failure.\n",
+	.shortopts = "o:fvsnt:",
+	.longopts = helper_longopts,
+	.args = BFS_ARG_DEVICE,
+};
