@@ -129,7 +129,8 @@ static int hash_dir(struct bfs_fs *fs, u64 dir, struct buf *out)
 			ret = -EUCLEAN;
 	}
 	/* readdir order is hash order: sort names, inode numbers follow lookups */
-	qsort(l.names, (size_t)l.nr, sizeof(*l.names), cmp_names);
+	if (l.nr)
+		qsort(l.names, (size_t)l.nr, sizeof(*l.names), cmp_names);
 	for (i = 0; !ret && i < l.nr; i++) {
 		struct bfs_stat st;
 
