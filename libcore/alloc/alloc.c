@@ -287,22 +287,24 @@ void bfs_alloc_bucket_put(struct bfs_alloc *a, u64 bucket)
 	bfs_mutex_unlock(&a->lock);
 }
 
-int bfs_alloc_bucket_find(struct bfs_alloc *a, u64 reserve_slots, u64 *bucket)
+int bfs_alloc_bucket_find(struct bfs_alloc *a, u64 reserve_slots, u64 *cursor, u64 *bucket)
 {
-	u64 spb = a->g.bucket_size / a->g.node_size, b, first, nr;
+	u64 spb = a->g.bucket_size / a->g.node_size, n = a->g.nbuckets - a->g.first_bucket;
+	u64 b = *cursor, first, nr, i;
 
 	bfs_mutex_lock(&a->lock);
 	if (a->nr_free < spb + reserve_slots) {
 		bfs_mutex_unlock(&a->lock);
 		return -ENOSPC;
 	}
-	/* from the top down: metadata allocates next-fit from the bottom */
-	for (b = a->g.nbuckets; b-- > a->g.first_bucket;) {
+	/* downwards from the cursor (top first: metadata allocates from the bottom), wrapping */
+	for (i = 0; i < n; i++) {
+		b = b > a->g.first_bucket && b <= a->g.nbuckets ? b - 1 : a->g.nbuckets - 1;
 		if (!bucket_slots(a, b, &first, &nr))
 			continue;
 		if (bucket_is_free_locked(a, first, nr)) {
 			bucket_set_locked(a, first, nr, true);
-			*bucket = b;
+			*bucket = *cursor = b;
 			bfs_mutex_unlock(&a->lock);
 			return 0;
 		}

@@ -51,13 +51,15 @@ u64 bfs_alloc_nr_pending(struct bfs_alloc *a);
 /*
  * Whole buckets for file data: every slot of the bucket is marked used so
  * metadata never lands in it.  get: -EBUSY if any slot is in use (or pending),
- * -EINVAL if not a bucket of the area.  find: a wholly free bucket (searched
- * from the top, away from metadata) while at least @reserve_slots slots stay
- * free for metadata, else -ENOSPC.  nr_free_buckets: wholly free buckets.
+ * -EINVAL if not a bucket of the area.  find: a wholly free bucket, searched
+ * downwards from below *cursor (the caller's; start it at nbuckets) and
+ * wrapping, so data fills from the top, away from metadata; only while at
+ * least @reserve_slots slots stay free for metadata, else -ENOSPC.
+ * nr_free_buckets: wholly free buckets (a scan).
  */
 int bfs_alloc_bucket_get(struct bfs_alloc *a, u64 bucket);
 void bfs_alloc_bucket_put(struct bfs_alloc *a, u64 bucket);
-int bfs_alloc_bucket_find(struct bfs_alloc *a, u64 reserve_slots, u64 *bucket);
+int bfs_alloc_bucket_find(struct bfs_alloc *a, u64 reserve_slots, u64 *cursor, u64 *bucket);
 u64 bfs_alloc_nr_free_buckets(struct bfs_alloc *a);
 
 #endif /* BFS_ALLOC_H */

@@ -61,6 +61,17 @@ void bfs_data_gc_reserve(bool on)
 	gc_reserve = on;
 }
 
+bool bfs_data_space_available(struct bfs_fs_data *d)
+{
+	u64 spb = d->bucket_size / d->node_size;
+	bool ok;
+
+	bfs_mutex_lock(&d->lock);
+	ok = (d->wp_bucket && d->wp_fill + d->chunk_max <= d->bucket_size) || d->nr_pending;
+	bfs_mutex_unlock(&d->lock);
+	return ok || bfs_alloc_nr_free(d->a) >= spb + reserve_slots(d);
+}
+
 bool bfs_data_space_low(struct bfs_fs_data *d)
 {
 	return bfs_alloc_nr_free(d->a) < 2 * reserve_slots(d);
@@ -88,21 +99,25 @@ static void maybe_free_locked(struct bfs_fs_data *d, u64 bucket)
 
 int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
 {
-	size_t n, i;
+	u64 upto;
+	size_t i = 0;
 	int ret;
 
 	bfs_mutex_lock(&d->lock);
-	n = d->nr_pending;
+	/* pending is FIFO: entries numbered below upto were queued before the flush */
+	upto = d->pending_removed + d->nr_pending;
+	i = d->nr_pending;
 	bfs_mutex_unlock(&d->lock);
-	if (!n || !force)
+	if (!i || !force)
 		return 0;
-	/* every bucket in pending[0, n) was emptied by a commit that returned before this */
+	i = 0;
+	/* each of those buckets was emptied by a commit that returned before this flush */
 	ret = bfs_core_flush(d->c);
 	if (ret)
 		return ret;
 	bfs_mutex_lock(&d->lock);
-	for (i = 0; i < n; i++) {
-		u64 b = d->pending[i];
+	while (i < d->nr_pending && d->pending_removed + i < upto) {
+		u64 b = d->pending[i++];
 		struct bfs_bucket *bk = &d->b[b];
 
 		bk->pending_free = false;
@@ -112,29 +127,43 @@ int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
 		d->nr_data_buckets--;
 		bfs_alloc_bucket_put(d->a, b);
 	}
-	memmove(d->pending, d->pending + n, (d->nr_pending - n) * sizeof(*d->pending));
-	d->nr_pending -= n;
+	memmove(d->pending, d->pending + i, (d->nr_pending - i) * sizeof(*d->pending));
+	d->nr_pending -= i;
+	d->pending_removed += i;
 	bfs_mutex_unlock(&d->lock);
 	return 0;
 }
 
-/* d->lock held; may drop it to flush the journal */
+/* d->lock held; may drop it to flush the journal or checkpoint */
 static int open_bucket_locked(struct bfs_fs_data *d)
 {
+	bool checkpointed = false;
 	u64 b;
 	int ret;
 
 	for (;;) {
 		if (d->wp_bucket)
 			return 0;	/* someone else opened one meanwhile */
-		ret = bfs_alloc_bucket_find(d->a, reserve_slots(d) / (gc_reserve ? 2 : 1), &b);
+		ret = bfs_alloc_bucket_find(d->a, reserve_slots(d) / (gc_reserve ? 2 : 1),
+					    &d->find_cursor, &b);
 		if (!ret)
 			break;
-		if (ret != -ENOSPC || !d->nr_pending)
+		if (ret != -ENOSPC)
 			return ret;
-		bfs_mutex_unlock(&d->lock);
-		ret = bfs_data_release_pending(d, true);
-		bfs_mutex_lock(&d->lock);
+		if (d->nr_pending) {
+			/* emptied data buckets: they only wait for the journal */
+			bfs_mutex_unlock(&d->lock);
+			ret = bfs_data_release_pending(d, true);
+			bfs_mutex_lock(&d->lock);
+		} else if (!checkpointed && bfs_alloc_nr_pending(d->a)) {
+			/* node slots freed by copy-on-write come back at a checkpoint */
+			checkpointed = true;
+			bfs_mutex_unlock(&d->lock);
+			ret = bfs_core_checkpoint(d->c);
+			bfs_mutex_lock(&d->lock);
+		} else {
+			return -ENOSPC;
+		}
 		if (ret)
 			return ret;
 	}
@@ -432,37 +461,90 @@ static void mark_shared(struct bfs_fs_data *d, u64 b)
 	d->b[b].shared = true;
 }
 
-int bfs_data_alloc_init(struct bfs_fs_data *d)
+int bfs_data_alloc_setup(struct bfs_fs_data *d)
 {
-	u64 *stored, b, slots;
-	int ret;
-
 	d->a = d->c->alloc;
 	d->b = bfs_calloc(d->nbuckets, sizeof(*d->b));
-	stored = bfs_calloc(d->nbuckets, sizeof(*stored));
-	if (!d->b || !stored) {
-		bfs_free(stored);
+	if (!d->b)
 		return -ENOMEM;
-	}
+	d->find_cursor = d->nbuckets;
 	bfs_mutex_init(&d->lock);
 	bfs_mutex_init(&d->commit_lock);
 	bfs_mutex_init(&d->gc_lock);
-	slots = bfs_alloc_nr_total(d->a);
 	/* room for the btrees to split and rewrite nodes, even when data filled the rest */
-	d->reserve_slots = slots / 64;
+	d->reserve_slots = bfs_alloc_nr_total(d->a) / 64;
+	return 0;
+}
 
+/* before replay: take bucket @b away from the metadata allocator */
+static void premark(struct bfs_fs_data *d, u64 b)
+{
+	if (!bfs_data_bucket_valid(d, b) || d->b[b].premarked)
+		return;
+	d->b[b].premarked = true;
+	if (bfs_alloc_bucket_get(d->a, b))
+		mark_shared(d, b);
+}
+
+int bfs_data_premark_committed(struct bfs_fs_data *d)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret;
+
+	bfs_btree_iter_init(&it, d->c, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k))
+		bfs_data_premark_key(d, k);
+	bfs_btree_iter_exit(&it);
+	if (ret == -EUCLEAN && d->c->read_only)
+		ret = 0;	/* bfs_fs_data_init() says more */
+	return ret == -ENOENT ? 0 : ret;
+}
+
+void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k)
+{
+	const struct bfs_alloc_v *v = (const struct bfs_alloc_v *)k->v;
+
+	if (k->type != BFS_KEY_ALLOC || bfs_bkey_val_u64s(k) < BFS_ALLOC_VAL_U64S)
+		return;
+	/* data may be here: conservative until the extents are counted after replay */
+	if (v->data_type != BFS_BUCKET_FREE || le64_to_cpu(v->live_sectors))
+		premark(d, le64_to_cpu(k->inode));
+}
+
+int bfs_data_alloc_init(struct bfs_fs_data *d)
+{
+	u64 *stored, b;
+	int ret;
+
+	stored = bfs_calloc(d->nbuckets, sizeof(*stored));
+	if (!stored)
+		return -ENOMEM;
 	ret = load_alloc(d, stored);
 	if (!ret)
 		ret = count_extents(d);
+	if (ret == -EUCLEAN && d->fs->read_only) {
+		/* tools look at damaged filesystems read-only: go on with what was read */
+		bfs_warn("data: space accounting incomplete (error %d), read-only open goes on", ret);
+		ret = 0;
+	}
 	for (b = d->first_bucket; b < d->nbuckets && !ret; b++) {
-		if (d->b[b].live != stored[b])
+		struct bfs_bucket *bk = &d->b[b];
+		bool premarked = bk->premarked;
+
+		bk->premarked = false;
+		if (bk->live != stored[b])
 			bfs_warn("data: bucket %" PRIu64 " has %" PRIu64 " live sectors, alloc key says %"
-				 PRIu64, b, d->b[b].live, stored[b]);
-		if (!d->b[b].live)
+				 PRIu64, b, bk->live, stored[b]);
+		if (!bk->live) {
+			/* marked before replay, empty after it: metadata may have it back */
+			if (premarked && !bk->shared)
+				bfs_alloc_bucket_put(d->a, b);
 			continue;
-		d->b[b].data = true;
+		}
+		bk->data = true;
 		d->nr_data_buckets++;
-		if (bfs_alloc_bucket_get(d->a, b))
+		if (!premarked && bfs_alloc_bucket_get(d->a, b))
 			mark_shared(d, b);
 	}
 	bfs_free(stored);

@@ -7,18 +7,23 @@
 
 #include "data.h"
 
-int bfs_fs_data_init(struct bfs_fs *fs)
+/* the data state, created by the first of the space hooks and bfs_fs_data_init() */
+static struct bfs_fs_data *data_get(struct bfs_fs *fs, struct bfs_core *c, int *ret)
 {
-	const struct bfs_sb *sb = bfs_core_sb(fs->c);
-	struct bfs_fs_data *d;
-	int ret;
+	const struct bfs_sb *sb = bfs_core_sb(c);
+	struct bfs_fs_data *d = fs->data;
 
+	*ret = 0;
+	if (d)
+		return d;
 	d = bfs_zalloc(sizeof(*d));
-	if (!d)
-		return -ENOMEM;
+	if (!d) {
+		*ret = -ENOMEM;
+		return NULL;
+	}
 	d->fs = fs;
-	d->c = fs->c;
-	d->dev = bfs_core_dev(fs->c);
+	d->c = c;
+	d->dev = bfs_core_dev(c);
 	d->block_size = le32_to_cpu(sb->block_size);
 	d->bucket_size = le32_to_cpu(sb->bucket_size);
 	d->node_size = le32_to_cpu(sb->btree_node_size);
@@ -31,14 +36,48 @@ int bfs_fs_data_init(struct bfs_fs *fs)
 		d->compression = sb->compression_type;
 	d->level = sb->compression_level ? sb->compression_level : BFS_ZSTD_LEVEL_DEFAULT;
 	bfs_fs_data_register_types();
-	ret = bfs_data_alloc_init(d);
-	if (ret) {
+	*ret = bfs_data_alloc_setup(d);
+	if (*ret) {
 		bfs_data_alloc_exit(d);
 		bfs_free(d);
-		return ret;
+		return NULL;
 	}
 	fs->data = d;
+	return d;
+}
+
+int bfs_fs_data_space_init(void *ctx, struct bfs_core *c)
+{
+	int ret;
+	struct bfs_fs_data *d = data_get(ctx, c, &ret);
+
+	return d ? bfs_data_premark_committed(d) : ret;
+}
+
+int bfs_fs_data_space_replay_key(void *ctx, struct bfs_core *c, unsigned btree_id,
+				 const struct bfs_bkey *k)
+{
+	int ret;
+	struct bfs_fs_data *d = data_get(ctx, c, &ret);
+
+	if (!d)
+		return ret;
+	if (btree_id == BFS_BTREE_ALLOC)
+		bfs_data_premark_key(d, k);
 	return 0;
+}
+
+int bfs_fs_data_init(struct bfs_fs *fs)
+{
+	int ret;
+	struct bfs_fs_data *d = data_get(fs, fs->c, &ret);
+
+	if (!d)
+		return ret;
+	ret = bfs_data_alloc_init(d);
+	if (ret)
+		bfs_fs_data_exit(fs);
+	return ret;
 }
 
 void bfs_fs_data_exit(struct bfs_fs *fs)

@@ -24,6 +24,7 @@ struct bfs_bucket {
 	bool	open;		/* the write point appends to it */
 	bool	pending_free;	/* emptied; reusable once that is durable */
 	bool	shared;		/* btree nodes found in it at open: never released */
+	bool	premarked;	/* open: taken from the metadata allocator before replay */
 	u32	inflight;	/* chunks written into it, not committed yet */
 	u64	live;		/* sectors of extents pointing into it */
 };
@@ -49,8 +50,10 @@ struct bfs_fs_data {
 	struct bfs_bucket *b;		/* indexed by bucket number */
 	u64	wp_bucket;		/* write point: open bucket, 0 = none */
 	u64	wp_fill;		/* bytes used in it */
+	u64	find_cursor;		/* bfs_alloc_bucket_find() resumes below it */
 	u64	*pending;		/* buckets waiting for a journal flush */
 	size_t	nr_pending, cap_pending;
+	u64	pending_removed;	/* entries ever taken off the front of pending */
 	u64	nr_data_buckets;
 };
 
@@ -78,6 +81,10 @@ struct data_update {
 	struct data_delta *d;
 	size_t	nr, cap;
 	s64	inode_sectors;
+	/* data_queue_write(): out of space, return -EAGAIN instead of running
+	   copy-GC under the inode lock (the caller can drop the lock for it) */
+	bool	gc_unlocked;
+	unsigned gc_tries;
 };
 
 /* ---- extent.c: the extent and alloc key types ---- */
@@ -96,6 +103,15 @@ struct bfs_bkey *bfs_extent_key_unwritten(u64 *buf, u64 ino, u64 start, u64 end)
 #define EXTENT_KEY_U64S	(BFS_BKEY_U64S + BFS_EXTENT_VAL_U64S)
 
 /* ---- alloc_data.c: buckets, write point, accounting ---- */
+/* the bucket table and locks (geometry already in @d) */
+int bfs_data_alloc_setup(struct bfs_fs_data *d);
+/*
+ * Before replay (core space hooks): take every bucket the committed alloc
+ * btree, or an alloc key about to be replayed, says may hold data.
+ */
+int bfs_data_premark_committed(struct bfs_fs_data *d);
+void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k);
+/* at open, after replay: gens, live sectors counted from the extents, marks */
 int bfs_data_alloc_init(struct bfs_fs_data *d);
 void bfs_data_alloc_exit(struct bfs_fs_data *d);
 /* reserve @bytes (block multiple) in the write point; -ENOSPC */
@@ -113,6 +129,8 @@ bool bfs_data_bucket_valid(struct bfs_fs_data *d, u64 bucket);
  * reserves slots in proportion to the number of updates (up to 16).
  */
 bool bfs_data_space_low(struct bfs_fs_data *d);
+/* could a chunk be placed now (open bucket room, emptied or free buckets)? */
+bool bfs_data_space_available(struct bfs_fs_data *d);
 #define DATA_SMALL_TRANS	6	/* updates per transaction when space is low */
 /* this thread is copy-GC: it may use half of the metadata reserve */
 void bfs_data_gc_reserve(bool on);
@@ -163,7 +181,9 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 /*
  * Write @len bytes at @off (@buf NULL: zeros) under the inode lock, updating
  * and writing *inode (size, sectors, times) in each batch's transaction;
- * returns bytes written (short on an error after some) or -errno.
+ * returns bytes written (short on an error after some) or -errno.  Out of
+ * space, it drops the inode lock between batches while copy-GC runs, and
+ * re-reads *inode after taking it again.
  */
 ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
 			      size_t len, u64 off);
@@ -171,10 +191,12 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 /* ---- gc.c ---- */
 /*
  * Make buckets free: release emptied ones, else move the live data out of
- * buckets at most half live.  The caller may hold the lock of @held_ino
- * (BFS_GC_NO_INODE: none) but must have no uncommitted extent change then.
- * *freed: a bucket came back; *busy: extents of inodes locked by other
- * threads were skipped (trying again later may free more).
+ * buckets at most 3/4 live.  @held_ino: BFS_GC_NO_INODE when the caller holds
+ * no inode lock (GC then waits for the inode locks it needs); else the inode
+ * whose lock the caller holds, with no uncommitted extent change (GC then
+ * only trylocks, and gives up at once if another GC runs).
+ * *freed: room was made; *busy: extents of inodes locked by others were
+ * skipped (trying again later may free more).
  */
 #define BFS_GC_NO_INODE	UINT64_MAX
 int bfs_data_copygc(struct bfs_fs_data *d, u64 held_ino, bool *freed, bool *busy);

@@ -15,7 +15,18 @@
 #include "data.h"
 
 #define WRITE_BATCH_CHUNKS	32	/* chunks per transaction (2 MiB with 64 KiB chunks) */
-#define GC_MAX_TRIES		16	/* copy-GC passes before a write gives up with ENOSPC */
+#define GC_MAX_TRIES		128	/* copy-GC effort before a write gives up with ENOSPC */
+
+/*
+ * Another GC pass after this one?  Other writers may take what a pass freed
+ * before we do: keep going while passes make room, a few times more while
+ * other writers held extents GC wanted to move.
+ */
+static bool gc_progress(struct data_update *u, bool freed, bool busy)
+{
+	u->gc_tries += freed ? 1 : GC_MAX_TRIES / 8;
+	return (freed || busy) && u->gc_tries < GC_MAX_TRIES;
+}
 
 /* queue chunk @ch as extent [cs, ce) (bytes) of @ino; on error its space is given up */
 static int queue_chunk(struct bfs_fs_data *d, struct data_update *u, u64 ino, u64 cs, u64 ce,
@@ -76,27 +87,30 @@ static int write_direct(struct bfs_fs_data *d, struct data_update *u, u64 ino, c
 }
 
 /*
- * Out of space: with nothing of this inode queued yet, let copy-GC free a
- * bucket and say whether to retry.  With chunks queued, the caller commits
- * them first (copy-GC may move this inode's extents only while none has an
- * uncommitted change) and comes back.
+ * Out of space: with chunks of this batch queued, the caller commits them
+ * first (copy-GC may move this inode's extents only while none has an
+ * uncommitted change) and comes back.  Then either hand the GC to a caller
+ * that can drop the inode lock (-EAGAIN), or run it here and say whether to
+ * retry.
  */
-static bool retry_after_gc(struct bfs_fs_data *d, u64 ino, unsigned queued, unsigned *tries,
-			   int *ret)
+static bool retry_after_gc(struct bfs_fs_data *d, struct data_update *u, u64 ino,
+			   unsigned queued, int *ret)
 {
 	bool freed = false, busy = false;
 
-	if (*ret != -ENOSPC || *tries >= GC_MAX_TRIES)
+	if (*ret != -ENOSPC || u->gc_tries >= GC_MAX_TRIES)
 		return false;
 	if (queued) {
 		*ret = 0;
 		return false;
 	}
-	++*tries;
+	if (u->gc_unlocked) {
+		*ret = -EAGAIN;
+		return false;
+	}
 	if (bfs_data_copygc(d, ino, &freed, &busy))
 		return false;
-	/* other writers held extents GC wanted to move: they finish soon */
-	return freed || busy;
+	return gc_progress(u, freed, busy);
 }
 
 int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, const void *buf,
@@ -114,7 +128,6 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 		u64 ce = BFS_MIN(BFS_ROUND_UP(end, bs), cs + cm);
 		u64 us = pos, ue = BFS_MIN(end, ce);
 		struct data_chunk ch;
-		unsigned tries = 0;
 		int wret;
 
 		if (buf && d->compression == BFS_COMPRESSION_NONE && us == cs && ue == cs + cm) {
@@ -123,7 +136,7 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 			do {
 				ret = write_direct(d, u, ino, (const u8 *)buf + (pos - off), pos, k,
 						   &got);
-			} while (retry_after_gc(d, ino, n, &tries, &ret));
+			} while (retry_after_gc(d, u, ino, n, &ret));
 			*done += (u64)got * cm;
 			pos += (u64)got * cm;
 			n += got;
@@ -147,7 +160,7 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 			memset(cbuf + (us - cs), 0, ue - us);
 		do {
 			wret = ret = bfs_data_chunk_write(d, cbuf, (u32)(ce - cs), &ch);
-		} while (retry_after_gc(d, ino, n, &tries, &ret));
+		} while (retry_after_gc(d, u, ino, n, &ret));
 		if (ret || wret)
 			break;	/* wret alone: out of space, commit the queued chunks first */
 		ret = queue_chunk(d, u, ino, cs, ce, &ch);
@@ -160,10 +173,32 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 	return ret;
 }
 
+/*
+ * Copy-GC for a writer that holds the lock of *inode and nothing uncommitted:
+ * drop the lock so GC can move any inode's extents (this one's too), take it
+ * again and re-read the inode, which may have changed meanwhile.  0: try
+ * again; -ENOSPC: no more room can be made.
+ */
+static int gc_unlocked(struct bfs_fs *fs, struct bfs_inode *inode, struct data_update *u)
+{
+	bool freed = false, busy = false;
+	int ret;
+
+	bfs_inode_unlock(fs, inode->ino);
+	ret = bfs_data_copygc(fs->data, BFS_GC_NO_INODE, &freed, &busy);
+	bfs_inode_lock(fs, inode->ino);
+	if (!ret)
+		ret = bfs_inode_read(fs, inode->ino, inode);
+	if (!ret && !gc_progress(u, freed, busy))
+		ret = -ENOSPC;
+	return ret;
+}
+
 ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
 			      size_t len, u64 off)
 {
 	struct bfs_fs_data *d = fs->data;
+	unsigned gc_tries = 0;
 	size_t total = 0;
 	u8 *cbuf;
 	int ret = 0;
@@ -182,6 +217,8 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 		if (ret)
 			break;
 		data_update_init(&u, t);
+		u.gc_unlocked = true;
+		u.gc_tries = gc_tries;
 		qret = data_queue_write(d, &u, inode->ino, buf ? (const u8 *)buf + total : NULL,
 					len - total, off + total, cbuf, &done);
 		if (done) {
@@ -204,6 +241,14 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 		bfs_trans_end(t);
 		data_update_exit(&u);
 		total += done;
+		gc_tries = done ? 0 : u.gc_tries;
+		if (!ret && qret == -EAGAIN) {
+			/* out of space with nothing queued: GC without our inode lock */
+			ret = gc_unlocked(fs, inode, &u);
+			gc_tries = u.gc_tries;
+			if (!ret)
+				continue;
+		}
 		if (!ret)
 			ret = qret;
 		if (ret)

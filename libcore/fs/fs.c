@@ -48,11 +48,19 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	co.read_only = fs->read_only;
 	co.no_replay = opts->no_replay;
 	co.cache_bytes = opts->cache_bytes;
+	/*
+	 * Replay must not put btree nodes into buckets that hold file data:
+	 * the data half marks its space before the journal is replayed.
+	 */
+	co.space_init = bfs_fs_data_space_init;
+	co.space_replay_key = bfs_fs_data_space_replay_key;
+	co.space_ctx = fs;
 
 	ret = bfs_open_inodes_init(fs);
 	if (!ret)
 		ret = bfs_core_open(dev, &co, &fs->c);
 	if (ret) {
+		bfs_fs_data_exit(fs);
 		fs_free(fs);
 		return ret;
 	}
@@ -70,6 +78,8 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	if (!ret)
 		ret = bfs_fs_data_init(fs);
 	if (ret) {
+		/* space_init may have set up the data half already */
+		bfs_fs_data_exit(fs);
 		bfs_core_close(fs->c);
 		fs_free(fs);
 		return ret;

@@ -97,4 +97,26 @@ void bfs_fs_data_space(struct bfs_fs *fs, u64 *total, u64 *free);
  */
 void bfs_fs_data_register_types(void);
 
+/*
+ * Hooks for struct bfs_core_opts (space_init, space_replay_key; space_ctx =
+ * the struct bfs_fs being opened): they take the buckets holding file data
+ * away from the metadata allocator before journal replay can allocate btree
+ * nodes, which could otherwise land on file data.  bfs_fs_open() should set
+ * them; if the open fails after the core opened, bfs_fs_data_exit() frees
+ * what they set up.
+ */
+int bfs_fs_data_space_init(void *ctx, struct bfs_core *c);
+int bfs_fs_data_space_replay_key(void *ctx, struct bfs_core *c, unsigned btree_id,
+				 const struct bfs_bkey *k);
+
+/*
+ * Note on bfs_fs_data_truncate() and bfs_fs_data_delete_inode(): they do not
+ * queue into @t but commit transactions of their own before returning
+ * (under the caller's inode lock), because the alloc keys they write must be
+ * computed and committed in order with every other data commit.  Truncate's
+ * own transaction writes the inode with the new size and sectors too, so it
+ * is atomic by itself in the common case; the caller's @t then writes the
+ * same values again.  See doc/format/data.md.
+ */
+
 #endif /* BFS_FS_INTERNAL_H */

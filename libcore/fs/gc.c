@@ -6,18 +6,19 @@
  * commit that emptied it is durable (bfs_data_release_pending()).  But an
  * overwrite that trims an extent leaves the rest of its chunk live, so a
  * workload of small random overwrites leaves many buckets partly dead.
- * Copy-GC picks closed buckets at most half live, reads every extent still
+ * Copy-GC picks closed buckets at most 3/4 live, reads every extent still
  * pointing into them (verifying checksums), writes the data again through
  * the write point and replaces the extent keys, so the victims empty.
  *
- * The key is replaced under the inode's lock, taken with trylock: the caller
- * (a writer out of space) already holds its own inode's lock, and waiting
- * for another could deadlock.  Extents of busy inodes are skipped; their
- * bucket then simply does not empty this time.  The caller's own lock stripe
- * is exclusively the caller's, and it has no uncommitted extent change when
- * it calls (bfs_data_copygc()'s contract), so those inodes are moved without
- * locking.  Before replacing, the key is looked up again and must still be
- * the one that was read.
+ * The key is replaced under the inode's lock.  A writer out of space drops
+ * its own inode lock and runs GC holding none, so GC may wait for inode
+ * locks: no thread waits for gc_lock while holding an inode lock (callers
+ * that cannot drop theirs only trylock gc_lock).  Those callers' GC only
+ * trylocks inode locks and skips busy inodes (their buckets then do not
+ * empty this time); their own lock stripe is exclusively theirs, with no
+ * uncommitted extent change (bfs_data_copygc()'s contract), so those inodes
+ * are moved without locking.  Before replacing, the key is looked up again
+ * and must still be the one that was read.
  */
 #include <inttypes.h>
 
@@ -25,7 +26,7 @@
 
 #include "data.h"
 
-#define GC_MAX_VICTIMS	8
+#define GC_MAX_VICTIMS	16
 
 struct gc_ref {
 	u64	ino, start, end;
@@ -42,11 +43,14 @@ struct gc_state {
 	bool	busy;		/* skipped extents of inodes locked by others */
 };
 
-/* closed, idle buckets at most half live, emptiest first */
+/*
+ * Closed, idle buckets at most 3/4 live, emptiest first: each frees at
+ * least a quarter of a bucket.
+ */
 static void pick_victims(struct gc_state *s)
 {
 	struct bfs_fs_data *d = s->d;
-	u64 half = (d->bucket_size >> BFS_SECTOR_SHIFT) / 2, b;
+	u64 max_live = (d->bucket_size >> BFS_SECTOR_SHIFT) * 3 / 4, b;
 	unsigned i;
 
 	bfs_mutex_lock(&d->lock);
@@ -54,7 +58,7 @@ static void pick_victims(struct gc_state *s)
 		struct bfs_bucket *bk = &d->b[b];
 
 		if (!bk->data || bk->open || bk->inflight || bk->pending_free || !bk->live ||
-		    bk->live > half)
+		    bk->live > max_live)
 			continue;
 		if (s->nr_victims == GC_MAX_VICTIMS &&
 		    bk->live >= d->b[s->victims[GC_MAX_VICTIMS - 1]].live)
@@ -194,7 +198,9 @@ static int move_refs(struct gc_state *s, u64 held_ino)
 		bool mine = held_ino != BFS_GC_NO_INODE &&
 			    r->ino % BFS_INODE_LOCKS == held_ino % BFS_INODE_LOCKS;
 
-		if (!mine && !bfs_mutex_trylock(l)) {
+		if (held_ino == BFS_GC_NO_INODE)
+			bfs_mutex_lock(l);
+		else if (!mine && !bfs_mutex_trylock(l)) {
 			s->busy = true;
 			continue;
 		}
@@ -217,7 +223,23 @@ int bfs_data_copygc(struct bfs_fs_data *d, u64 held_ino, bool *freed, bool *busy
 
 	*freed = false;
 	*busy = false;
-	bfs_mutex_lock(&d->gc_lock);
+	if (held_ino == BFS_GC_NO_INODE) {
+		bfs_mutex_lock(&d->gc_lock);
+	} else if (!bfs_mutex_trylock(&d->gc_lock)) {
+		/* the running GC may be waiting for our inode lock */
+		*busy = true;
+		return 0;
+	}
+	/*
+	 * Writers out of space queue up here: when the pass before ours made
+	 * room, take it instead of moving more data (which would use the room
+	 * up again, and starve every writer while passes follow each other).
+	 */
+	if (bfs_data_space_available(d)) {
+		*freed = true;
+		bfs_mutex_unlock(&d->gc_lock);
+		return 0;
+	}
 	/* buckets already empty only wait for a journal flush: the cheap win */
 	bfs_mutex_lock(&d->lock);
 	pending = d->nr_pending;
