@@ -53,6 +53,12 @@ int bfs_cmd_usage_error(const struct bfs_cmd *cmd, const char *fmt, ...)
 int bfs_cmd_error(const struct bfs_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * After getopt: exactly one DEVICE argument must remain.  0, or the usage
+ * error (printed) as BFS_EXIT_USAGE.
+ */
+int bfs_cmd_want_device(const struct bfs_cmd *cmd, int argc);
+
 /* "64K", "1.5G", "4096", "2MiB" -> bytes; -EINVAL on junk or overflow */
 int bfs_parse_size(const char *s, u64 *out);
 /* "1.0 GiB", "512 B" */

@@ -307,9 +307,9 @@ static int cmd_debug(const struct bfs_cmd *cmd, int argc, char **argv)
 			return bfs_cmd_usage_error(cmd, "bad option");
 		}
 	}
-	if (optind + 1 != argc)
-		return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" :
-					   "too many arguments");
+	ret = bfs_cmd_want_device(cmd, argc);
+	if (ret)
+		return ret;
 	if (request && file)
 		return bfs_cmd_usage_error(cmd, "-R and -f exclude each other");
 	d.devpath = argv[optind];

@@ -223,9 +223,9 @@ static int cmd_dump_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 			return bfs_cmd_usage_error(cmd, "bad option");
 		}
 	}
-	if (optind + 1 != argc)
-		return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" :
-					   "too many arguments");
+	ret = bfs_cmd_want_device(cmd, argc);
+	if (ret)
+		return ret;
 	bfs_fs_register_key_types();	/* inode, dirent, ... keys print decoded */
 	ret = bfs_dev_open(argv[optind], BFS_DEV_RDONLY, &dev);
 	if (ret)

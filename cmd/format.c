@@ -163,9 +163,9 @@ static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct f
 		if (ret)
 			return ret;
 	}
-	if (optind + 1 != argc)
-		return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" :
-					   "too many arguments");
+	ret = bfs_cmd_want_device(cmd, argc);
+	if (ret)
+		return ret;
 	a->path = argv[optind];
 	return 0;
 }

@@ -84,10 +84,8 @@ static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 		bfs_cmd_usage_error(cmd, "only one of -n, -y and -p may be given");
 		return BFS_FSCK_USAGE;
 	}
-	if (optind + 1 != argc) {
-		bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" : "too many arguments");
+	if (bfs_cmd_want_device(cmd, argc))
 		return BFS_FSCK_USAGE;
-	}
 	if (f.mode == BFS_FSCK_MODE_ASK) {
 		if (!isatty(STDIN_FILENO)) {
 			bfs_cmd_error(cmd, "need a terminal for interactive repairs; use -n, -y or -p");

@@ -175,9 +175,9 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 			return bfs_cmd_usage_error(cmd, "bad option");
 		}
 	}
-	if (optind + 1 != argc)
-		return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" :
-					   "too many arguments");
+	ret = bfs_cmd_want_device(cmd, argc);
+	if (ret)
+		return ret;
 
 	ret = bfs_dev_open(argv[optind], BFS_DEV_RDONLY | BFS_DEV_NOLOCK, &dev);
 	if (ret)

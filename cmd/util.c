@@ -49,6 +49,13 @@ int bfs_cmd_error(const struct bfs_cmd *cmd, const char *fmt, ...)
 	return BFS_EXIT_ERROR;
 }
 
+int bfs_cmd_want_device(const struct bfs_cmd *cmd, int argc)
+{
+	if (optind + 1 == argc)
+		return 0;
+	return bfs_cmd_usage_error(cmd, optind >= argc ? "no device given" : "too many arguments");
+}
+
 int bfs_parse_size(const char *s, u64 *out)
 {
 	static const char units[] = "BKMGTPE";
