@@ -136,7 +136,8 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"  -f, --force       check even if the filesystem seems clean\n"
 	"  -v, --verbose     say what each pass does\n"
 	"\nChecks the superblock and its backup copies (pass 0), then replays the\n"
-	"journal (in memory with -n) and checks every btree (pass 1).\n"
+	"journal (in memory with -n) and checks every btree (pass 1), then the\n"
+	"directories, inodes, link counts and file data ownership (pass 2).\n"
 	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
 	"8 operational error, 16 usage error.\n",
 	.shortopts = "nypafv",

@@ -33,6 +33,16 @@ enum bfs_problem_code {
 	PR_JOURNAL_UNREPLAYABLE,
 	PR_BTREE_UNREADABLE,
 	PR_BTREE_DAMAGED,
+	PR_FS_SKIPPED,
+	PR_DIRENT_DIR_MISSING,
+	PR_DIRENT_TARGET_MISSING,
+	PR_DIRENT_TYPE,
+	PR_DIR_PARENT,
+	PR_INODE_NLINK,
+	PR_INODE_UNATTACHED,
+	PR_INODE_LOST,
+	PR_INODE_SECTORS,
+	PR_EXTENT_NO_INODE,
 	PR_NR
 };
 
@@ -49,6 +59,7 @@ struct bfs_fsck {
 	/* results */
 	unsigned nr_problems, nr_fixed, nr_unfixed;
 	bool preen_stopped;	/* -p met a problem it may not fix */
+	bool btrees_damaged;	/* pass 1 found damage: later passes are skipped */
 	struct bfs_sb_handle sb;
 };
 

@@ -10,6 +10,7 @@ static const struct {
 } passes[] = {
 	{ "superblock", bfs_fsck_pass_super },
 	{ "btrees", bfs_fsck_pass_btree },
+	{ "directories and inodes", bfs_fsck_pass_fs },
 };
 
 int bfs_fsck_run(struct bfs_fsck *f)
@@ -39,5 +40,6 @@ int bfs_fsck_run(struct bfs_fsck *f)
 
 void bfs_fsck_release(struct bfs_fsck *f)
 {
+
 	bfs_sb_handle_release(&f->sb);
 }

@@ -7,5 +7,6 @@ struct bfs_fsck;
 
 int bfs_fsck_pass_super(struct bfs_fsck *f);
 int bfs_fsck_pass_btree(struct bfs_fsck *f);
+int bfs_fsck_pass_fs(struct bfs_fsck *f);
 
 #endif

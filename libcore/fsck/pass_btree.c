@@ -53,6 +53,7 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	bfs_fs_register_key_types();	/* validate filesystem keys too */
 	ret = open_core(f, &c);
 	if (ret == -EUCLEAN) {
+		f->btrees_damaged = true;
 		bfs_fix_problem(f, PR_BTREE_UNREADABLE, "the btrees cannot be opened (see above)");
 		return 0;
 	}
@@ -64,11 +65,13 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 		long bad = bfs_btree_verify(c, id);
 
 		if (bad < 0) {
+			f->btrees_damaged = true;
 			bfs_fix_problem(f, PR_BTREE_UNREADABLE, "btree %s: %s",
 					bfs_btree_id_name(id), strerror((int)-bad));
 			continue;
 		}
 		if (bad) {
+			f->btrees_damaged = true;
 			bfs_fix_problem(f, PR_BTREE_DAMAGED, "btree %s: %ld problem%s (listed above)",
 					bfs_btree_id_name(id), bad, bad == 1 ? "" : "s");
 			continue;

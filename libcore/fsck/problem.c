@@ -33,6 +33,29 @@ static const struct bfs_problem problems[PR_NR] = {
 		"btree cannot be walked", "Ignore", PR_NO_FIX },
 	[PR_BTREE_DAMAGED] = {
 		"btree is damaged", "Ignore", PR_NO_FIX },
+	[PR_FS_SKIPPED] = {
+		"filesystem checks skipped", "Ignore", PR_NO_FIX },
+	[PR_DIRENT_DIR_MISSING] = {
+		"directory entry in a directory that does not exist", "Remove it", PR_PREEN_OK },
+	[PR_DIRENT_TARGET_MISSING] = {
+		"directory entry points to an inode that does not exist", "Remove it",
+		PR_PREEN_OK },
+	[PR_DIRENT_TYPE] = {
+		"directory entry has the wrong file type", "Fix it", PR_PREEN_OK },
+	[PR_DIR_PARENT] = {
+		"directory's \"..\" does not name the directory holding it", "Fix it",
+		PR_PREEN_OK },
+	[PR_INODE_NLINK] = {
+		"inode has the wrong link count", "Fix it", PR_PREEN_OK },
+	[PR_INODE_UNATTACHED] = {
+		"inode is in no directory", "Connect it to /lost+found", 0 },
+	[PR_INODE_LOST] = {
+		"inode has no links and is not on the orphan list", "Free it at the next mount",
+		PR_PREEN_OK },
+	[PR_INODE_SECTORS] = {
+		"inode's allocated sector count is wrong", "Fix it", PR_PREEN_OK },
+	[PR_EXTENT_NO_INODE] = {
+		"file data belongs to no regular file", "Ignore", PR_NO_FIX },
 };
 
 void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
