@@ -24,7 +24,8 @@
  *
  * Errors: -ENOENT (no key), -EUCLEAN (corrupt node, message via bfs_err()),
  * -ENOSPC (no space for new nodes; nothing was changed), -E2BIG (key too big
- * for a node), -EINVAL (bad key), -EROFS, -ENOMEM, -EIO.
+ * for a node, or a commit too big for one journal entry), -EINVAL (bad key),
+ * -EROFS (read-only core, or a fatal error happened), -ENOMEM, -EIO.
  */
 #ifndef BFS_BTREE_H
 #define BFS_BTREE_H
@@ -55,9 +56,19 @@ struct bfs_btree_iter {
 	u64	leaf_mod_seq;
 	u32	leaves_seen;
 	bool	valid;			/* k holds the last key returned */
-	struct bfs_bkey *k;		/* copy of the current key */
+	struct bfs_bkey *k;		/* the current key (in kbuf or ahead) */
+	struct bfs_bkey *kbuf;		/* owned copy */
 	size_t	k_cap;
 	u64	inline_k[16];
+	/*
+	 * keys after the current one, copied with it while the leaf was
+	 * locked: next() serves them without locking as long as the leaf's
+	 * mod_seq shows it has not changed since
+	 */
+	u8	*ahead;
+	u32	ahead_cap, ahead_len, ahead_off, ahead_n, ahead_i;
+	u64	ahead_mod_seq;
+	u32	ahead_idx[64];
 };
 
 void bfs_btree_iter_init(struct bfs_btree_iter *it, struct bfs_core *c,
@@ -126,7 +137,8 @@ struct bfs_btree_node_info {
  * status set); @key_fn (may be NULL) for every live key of every readable
  * node.  A callback returning non-zero stops the walk and is returned.
  * Unreadable children are reported and skipped, so a walk of a damaged tree
- * visits everything that can be reached.
+ * visits everything that can be reached.  The walk excludes writers (it
+ * holds the commit lock): callbacks must not commit.
  */
 int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 		   int (*node_fn)(void *ctx, const struct bfs_btree_node_info *ni),

@@ -33,16 +33,40 @@ struct bfs_core_opts {
 	bool	no_replay;	/* ignore the journal: use the clean-section roots
 				   (debugging damaged images; implies read_only) */
 	bool	no_journal;	/* tests: don't use the journal; durability only
-				   at bfs_core_flush()/close (superblock roots) */
+				   at bfs_core_flush()/checkpoints/close, which
+				   rewrite the superblock's clean section */
 	u64	cache_bytes;	/* node cache budget; 0 = BFS_CORE_DEFAULT_CACHE */
+
+	/*
+	 * Space used by upper layers (file data) must be known to the
+	 * allocator before the core allocates any node, and replay can split
+	 * nodes.  So open calls, when set, after the roots are loaded and
+	 * before replay:
+	 *   space_init(ctx, c)            once: mark what the committed
+	 *                                 btrees say is in use (iterators work)
+	 *   space_replay_key(ctx, c, id, k)  for every key replay will apply,
+	 *                                 in order, before any is applied
+	 */
+	int	(*space_init)(void *ctx, struct bfs_core *c);
+	int	(*space_replay_key)(void *ctx, struct bfs_core *c, unsigned btree_id,
+				    const struct bfs_bkey *k);
+	void	*space_ctx;
 };
 
-#define BFS_CORE_DEFAULT_CACHE	(256 * MiB)
+/*
+ * Default node cache budget.  Big on purpose: like LMDB's use of the page
+ * cache, lookups are only fast while the nodes they touch are cached (a
+ * miss reads a whole node).  Memory is only used as nodes are touched; tools
+ * that walk huge filesystems (fsck) pass a small budget instead.
+ */
+#define BFS_CORE_DEFAULT_CACHE	(2 * GiB)
 
 int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb);
 int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out);
 int bfs_core_close(struct bfs_core *c);
 int bfs_core_flush(struct bfs_core *c);
+/* make the commit that returned @seq (and everything before it) durable */
+int bfs_core_flush_seq(struct bfs_core *c, u64 seq);
 /*
  * Write every dirty node (appending one bset per node), then let the journal
  * drop everything older.  Runs by itself when the journal or the dirty part of

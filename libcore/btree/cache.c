@@ -25,7 +25,7 @@ int bfs_cache_init(struct bfs_core *c, u64 budget)
 	struct btree_cache *bc = &c->cache;
 	u64 size = 1024;
 
-	while (size < 2 * budget / c->node_size && size < (UINT64_C(1) << 22))
+	while (size < 2 * budget / c->node_size && size < (UINT64_C(1) << 18))
 		size <<= 1;
 	bc->table = bfs_calloc(size, sizeof(*bc->table));
 	if (!bc->table)
@@ -35,6 +35,8 @@ int bfs_cache_init(struct bfs_core *c, u64 budget)
 	bc->lru.lru_next = bc->lru.lru_prev = &bc->lru;
 	bfs_mutex_init(&bc->lock);
 	bfs_cond_init(&bc->wait);
+	bfs_mutex_init(&bc->pool_lock);
+	bc->pool_ok = true;
 	return 0;
 }
 
@@ -72,8 +74,10 @@ static void lru_add(struct btree_cache *bc, struct btree_node *n)
 	n->on_lru = true;
 }
 
-static void free_locked(struct btree_cache *bc, struct btree_node *n)
+static void free_locked(struct bfs_core *c, struct btree_node *n)
 {
+	struct btree_cache *bc = &c->cache;
+
 	lru_del(n);
 	if (n->hashed)
 		unhash_locked(bc, n);
@@ -81,7 +85,7 @@ static void free_locked(struct btree_cache *bc, struct btree_node *n)
 		bc->nr_dirty--;
 	bc->bytes -= n->mem;
 	bc->nr--;
-	bfs_node_free(n);
+	bfs_node_free(c, n);
 }
 
 void bfs_cache_exit(struct bfs_core *c)
@@ -93,9 +97,13 @@ void bfs_cache_exit(struct bfs_core *c)
 		return;
 	for (i = 0; i <= bc->mask; i++)
 		while (bc->table[i])
-			free_locked(bc, bc->table[i]);
+			free_locked(c, bc->table[i]);
 	bfs_free(bc->table);
 	bc->table = NULL;
+	bc->pool_ok = false;
+	while (bc->nr_pool)
+		bfs_free(bc->pool[--bc->nr_pool]);
+	bfs_mutex_destroy(&bc->pool_lock);
 	bfs_cond_destroy(&bc->wait);
 	bfs_mutex_destroy(&bc->lock);
 }
@@ -107,16 +115,9 @@ static void evict_locked(struct bfs_core *c)
 	while (bc->bytes > bc->budget && bc->lru.lru_prev != &bc->lru) {
 		struct btree_node *n = bc->lru.lru_prev;
 
-		free_locked(bc, n);
+		free_locked(c, n);
 		STAT_INC(c, cache_evictions);
 	}
-}
-
-void bfs_cache_evict(struct bfs_core *c)
-{
-	bfs_mutex_lock(&c->cache.lock);
-	evict_locked(c);
-	bfs_mutex_unlock(&c->cache.lock);
 }
 
 static struct btree_node *lookup_locked(struct btree_cache *bc, u64 offset)
@@ -165,7 +166,7 @@ void bfs_cache_put(struct bfs_core *c, struct btree_node *n)
 	bfs_mutex_lock(&bc->lock);
 	if (!--n->ref) {
 		if (!n->hashed)
-			free_locked(bc, n);
+			free_locked(c, n);
 		else if (!n->dirty)
 			lru_add(bc, n);
 		evict_locked(c);
@@ -186,16 +187,6 @@ static int check_cached(struct btree_node *n, u8 id, const struct bfs_bkey *ptr)
 		bfs_btree_id_name(id), p->level, (unsigned long long)n->offset,
 		(unsigned long long)n->seq, (unsigned long long)le64_to_cpu(p->seq));
 	return -EUCLEAN;
-}
-
-bool bfs_cache_contains(struct bfs_core *c, const struct bfs_bkey *ptr)
-{
-	bool ret;
-
-	bfs_mutex_lock(&c->cache.lock);
-	ret = lookup_locked(&c->cache, le64_to_cpu(bkey_ptr_val(ptr)->offset)) != NULL;
-	bfs_mutex_unlock(&c->cache.lock);
-	return ret;
 }
 
 int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct btree_node **out)
@@ -259,7 +250,7 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	n->loading = false;
 	bfs_cond_broadcast(&bc->wait);
 	if (ret) {
-		free_locked(bc, n);
+		free_locked(c, n);
 	} else {
 		n->mem = bfs_node_mem(c, n);
 		bc->bytes += n->mem;
@@ -306,7 +297,7 @@ int bfs_cache_new_node(struct bfs_core *c, u8 btree_id, u8 level, struct bfs_bpo
 		bfs_mutex_unlock(&bc->lock);
 		bfs_err("btree %s: slot %llu allocated twice", bfs_btree_id_name(btree_id),
 			(unsigned long long)offset);
-		bfs_node_free(n);
+		bfs_node_free(c, n);
 		return -EUCLEAN;
 	}
 	hash_locked(bc, n);

@@ -83,7 +83,7 @@ struct btree_node {
 	u32	nr_spare;
 	u64	live_bytes;		/* bytes of non-deleted keys in keys[] */
 	u64	journal_seq;		/* newest journal seq of pending keys */
-	u64	mod_seq;		/* bumped whenever keys[] changes */
+	u64	mod_seq;		/* bumped whenever keys[] changes; read locklessly */
 	bool	dirty;
 	bool	dead;			/* replaced by a rewrite; kept while referenced */
 	bool	torn;			/* a torn bset follows the last good one: seal it */
@@ -110,6 +110,11 @@ struct btree_cache {
 	u64	nr_dirty;
 	u64	dirty_bytes;
 	struct btree_node lru;		/* list head: lru.lru_next = most recent */
+	/* freed node buffers kept for reuse: no page faults per node read */
+	bfs_mutex pool_lock;
+	bool	pool_ok;
+	u32	nr_pool;
+	u8	*pool[32];
 };
 
 struct btree_root {
@@ -138,7 +143,10 @@ struct bfs_core {
 	struct bfs_journal *j;		/* NULL: no journal */
 	u64	journal_capacity;	/* bytes */
 	u64	journal_bytes;		/* added since the last checkpoint (estimate) */
+	u64	free_check_at;		/* estimate at which to ask the journal for its room */
 	u64	nojournal_seq;
+	u64	last_jseq;		/* seq of the last commit's journal entry */
+	u64	clean_jseq;		/* journal_seq of the clean section read at open */
 
 	bfs_mutex commit_lock;
 	bfs_mutex roots_lock;
@@ -164,8 +172,9 @@ extern __thread struct bfs_core *bfs_committing;
 #define STAT_ADD(c, field, v) __atomic_fetch_add(&(c)->stats.field, (v), __ATOMIC_RELAXED)
 
 /* ---- node.c: the in-memory node ---- */
+/* a node with an uninitialised node_size buffer (read or written before use) */
 struct btree_node *bfs_node_alloc(struct bfs_core *c);
-void bfs_node_free(struct btree_node *n);
+void bfs_node_free(struct bfs_core *c, struct btree_node *n);
 size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n);
 /* index of the first key >= pos (nr if none) */
 u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos);
@@ -174,11 +183,16 @@ u32 bfs_node_upper_bound(struct btree_node *n, struct bfs_bpos pos);
 /* would adding @bytes of keys still fit in the node's next write? */
 bool bfs_node_fits(struct bfs_core *c, struct btree_node *n, size_t bytes);
 /* ---- node_keys.c: the sorted view ---- */
+/* where an entry is (or would be inserted): chunk and offset in it */
+struct node_slot {
+	u32	c, off;
+};
+/* lower bound of @pos: flat index, and its slot if @slot */
+u32 bfs_node_search(struct btree_node *n, struct bfs_bpos pos, struct node_slot *slot);
+void bfs_node_key_insert_at(struct btree_node *n, struct node_slot slot, struct bfs_bkey *k);
 /* make sure @extra inserts can be done without allocating */
 int bfs_node_reserve(struct btree_node *n, u32 extra);
 void bfs_node_keys_free(struct btree_node *n);
-void bfs_node_key_set(struct btree_node *n, u32 i, struct bfs_bkey *k);
-void bfs_node_key_insert(struct btree_node *n, u32 i, struct bfs_bkey *k);
 void bfs_node_key_remove(struct btree_node *n, u32 i);
 /* replace the whole view with @nr sorted keys */
 int bfs_node_keys_set(struct btree_node *n, struct bfs_bkey *const *keys, u32 nr);
@@ -244,8 +258,6 @@ void bfs_cache_exit(struct bfs_core *c);
 /* referenced node for child pointer @k (read if needed) */
 int bfs_cache_get(struct bfs_core *c, u8 btree_id, const struct bfs_bkey *ptr,
 		  struct btree_node **out);
-/* is the node for @ptr cached (no I/O)? */
-bool bfs_cache_contains(struct bfs_core *c, const struct bfs_bkey *ptr);
 void bfs_cache_put(struct bfs_core *c, struct btree_node *n);
 void bfs_cache_ref(struct bfs_core *c, struct btree_node *n);
 /* a new (never written) node registered in the cache, referenced */
@@ -257,7 +269,6 @@ void bfs_cache_kill(struct bfs_core *c, struct btree_node *n);
 /* referenced array of all dirty live nodes (for the checkpoint) */
 int bfs_cache_dirty_nodes(struct bfs_core *c, struct btree_node ***out, size_t *nr);
 void bfs_cache_account(struct bfs_core *c, struct btree_node *n);
-void bfs_cache_evict(struct bfs_core *c);
 
 /* ---- iter.c ---- */
 /* reader descent: leaf covering @pos, referenced and read-locked */
@@ -283,8 +294,14 @@ int bfs_btree_apply_update(struct bfs_core *c, u8 id, const struct bfs_bkey *k, 
 int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos);
 
 /* ---- split.c ---- */
-/* rewrite path->n[level] (compact or split); -EAGAIN: retraverse and retry */
-int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level);
+/*
+ * rewrite path->n[level] (compact or split); @insert: the position about to
+ * be inserted, if known (an append splits near the end); -EAGAIN:
+ * retraverse and retry
+ */
+int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level,
+			   const struct bfs_bpos *insert);
+/* 1: merged, 0: skipped (no room in the parent), or -errno */
 int bfs_btree_merge_siblings(struct bfs_core *c, u8 id, struct btree_path *p,
 			     struct btree_node *left, struct btree_node *right);
 u64 bfs_new_node_seq(struct bfs_core *c);
@@ -297,6 +314,27 @@ void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what);
 int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes);
 /* checkpoint now if the journal or the dirty cache is filling up */
 int bfs_core_maybe_checkpoint(struct bfs_core *c);
+/* record the roots in the clean section and write the superblock */
+int bfs_core_write_clean(struct bfs_core *c, bool set_clean);
+/* journal hooks (checkpoint.c) */
+int bfs_core_reclaim_hook(void *ctx, u64 want_seq);
+u32 bfs_core_pre_write_hook(void *ctx, void *buf, u32 max_u64s);
+/* read the journal, load the roots, replay (replay.c) */
+int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
+			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
+					     const bool *have),
+			   bool *replayed);
+
+/* under the write lock, after changing keys[] (or killing the node) */
+static inline void bfs_node_changed(struct btree_node *n)
+{
+	__atomic_store_n(&n->mod_seq, n->mod_seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline u64 bfs_node_mod_seq(const struct btree_node *n)
+{
+	return __atomic_load_n(&n->mod_seq, __ATOMIC_ACQUIRE);
+}
 
 static inline struct bfs_bset *bset_at(struct btree_node *n, u32 off)
 {

@@ -148,19 +148,29 @@ static void readahead_queue(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsi
 void bfs_btree_iter_init(struct bfs_btree_iter *it, struct bfs_core *c, enum bfs_btree_id id,
 			 struct bfs_bpos pos, unsigned flags)
 {
-	memset(it, 0, sizeof(*it));
+	memset(it, 0, offsetof(struct bfs_btree_iter, inline_k));
 	it->c = c;
 	it->btree_id = (u8)id;
 	it->pos = pos;
 	it->flags = flags;
-	it->k = (struct bfs_bkey *)it->inline_k;
+	it->kbuf = (struct bfs_bkey *)it->inline_k;
+	it->k = it->kbuf;
 	it->k_cap = sizeof(it->inline_k);
+	it->ahead = NULL;
+	it->ahead_cap = it->ahead_len = it->ahead_off = it->ahead_n = it->ahead_i = 0;
+}
+
+static void ahead_drop(struct bfs_btree_iter *it)
+{
+	it->ahead_n = it->ahead_i = 0;
+	it->ahead_len = it->ahead_off = 0;
 }
 
 void bfs_btree_iter_set_pos(struct bfs_btree_iter *it, struct bfs_bpos pos)
 {
 	it->pos = pos;
 	it->valid = false;
+	ahead_drop(it);
 }
 
 void bfs_btree_iter_exit(struct bfs_btree_iter *it)
@@ -168,10 +178,15 @@ void bfs_btree_iter_exit(struct bfs_btree_iter *it)
 	if (it->leaf)
 		bfs_cache_put(it->c, it->leaf);
 	it->leaf = NULL;
-	if (it->k != (struct bfs_bkey *)it->inline_k)
-		bfs_free(it->k);
-	it->k = (struct bfs_bkey *)it->inline_k;
+	if (it->kbuf != (struct bfs_bkey *)it->inline_k)
+		bfs_free(it->kbuf);
+	it->kbuf = (struct bfs_bkey *)it->inline_k;
+	it->k = it->kbuf;
 	it->k_cap = sizeof(it->inline_k);
+	bfs_free(it->ahead);
+	it->ahead = NULL;
+	it->ahead_cap = 0;
+	ahead_drop(it);
 }
 
 static int copy_key(struct bfs_btree_iter *it, const struct bfs_bkey *k)
@@ -183,13 +198,59 @@ static int copy_key(struct bfs_btree_iter *it, const struct bfs_bkey *k)
 
 		if (!nk)
 			return -ENOMEM;
-		if (it->k != (struct bfs_bkey *)it->inline_k)
-			bfs_free(it->k);
-		it->k = nk;
+		if (it->kbuf != (struct bfs_bkey *)it->inline_k)
+			bfs_free(it->kbuf);
+		it->kbuf = nk;
 		it->k_cap = bytes;
 	}
-	memcpy(it->k, k, bytes);
+	memcpy(it->kbuf, k, bytes);
+	it->k = it->kbuf;
 	return 0;
+}
+
+#define AHEAD_BYTES	(4 * KiB)
+
+/*
+ * Copy the live keys following index @i while the leaf is locked, so a
+ * sequential scan takes the leaf lock once per batch instead of per key.
+ */
+static void fill_ahead(struct bfs_btree_iter *it, struct btree_node *n, u32 i)
+{
+	ahead_drop(it);
+	if (!it->ahead) {
+		it->ahead = bfs_malloc(AHEAD_BYTES);
+		if (!it->ahead)
+			return;
+		it->ahead_cap = AHEAD_BYTES;
+	}
+	for (i++; i < n->nr && it->ahead_n < ARRAY_SIZE(it->ahead_idx); i++) {
+		const struct bfs_bkey *k = node_key(n, i);
+		size_t bytes = bfs_bkey_bytes(k);
+
+		if (bfs_bkey_deleted(k))
+			continue;
+		if (it->ahead_len + bytes > it->ahead_cap)
+			break;
+		memcpy(it->ahead + it->ahead_len, k, bytes);
+		it->ahead_len += (u32)bytes;
+		it->ahead_idx[it->ahead_n++] = i;
+	}
+	it->ahead_mod_seq = n->mod_seq;
+}
+
+/* the next key from the batch, if the leaf has not changed since it was copied */
+static bool next_ahead(struct bfs_btree_iter *it)
+{
+	struct bfs_bkey *k;
+
+	if (it->ahead_i >= it->ahead_n || !it->leaf ||
+	    bfs_node_mod_seq(it->leaf) != it->ahead_mod_seq)
+		return false;
+	k = (struct bfs_bkey *)(it->ahead + it->ahead_off);
+	it->ahead_off += (u32)bfs_bkey_bytes(k);
+	it->idx = it->ahead_idx[it->ahead_i++];
+	it->k = k;
+	return true;
 }
 
 /* lock the leaf covering @pos, reusing the current one if it still does */
@@ -214,12 +275,16 @@ static int lock_leaf(struct bfs_btree_iter *it, struct bfs_bpos pos)
 	return 0;
 }
 
-static int found(struct btree_node *n, struct bfs_btree_iter *it, u32 i)
+static int found(struct btree_node *n, struct bfs_btree_iter *it, u32 i, bool fwd)
 {
 	int ret = copy_key(it, node_key(n, i));
 
 	it->idx = i;
 	it->leaf_mod_seq = n->mod_seq;
+	if (fwd && !ret)
+		fill_ahead(it, n, i);
+	else
+		ahead_drop(it);
 	bfs_rwlock_unlock(&n->lock);
 	it->valid = !ret;
 	return ret;
@@ -246,7 +311,7 @@ static int peek_fwd(struct bfs_btree_iter *it, struct bfs_bpos pos, bool strict,
 		while (i < n->nr && bfs_bkey_deleted(node_key(n, i)))
 			i++;
 		if (i < n->nr)
-			return found(n, it, i);
+			return found(n, it, i, true);
 		if (bfs_bpos_eq(n->max, BFS_POS_MAX)) {
 			bfs_rwlock_unlock(&n->lock);
 			it->valid = false;
@@ -277,7 +342,7 @@ static int peek_back(struct bfs_btree_iter *it, struct bfs_bpos pos, bool incl)
 		while (i >= 0 && bfs_bkey_deleted(node_key(n, i)))
 			i--;
 		if (i >= 0)
-			return found(n, it, (u32)i);
+			return found(n, it, (u32)i, false);
 		if (bfs_bpos_eq(n->min, BFS_POS_MIN)) {
 			bfs_rwlock_unlock(&n->lock);
 			it->valid = false;
@@ -291,7 +356,10 @@ static int peek_back(struct bfs_btree_iter *it, struct bfs_bpos pos, bool incl)
 
 int bfs_btree_iter_peek(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 {
-	int ret = peek_fwd(it, it->pos, bfs_btree_is_extents(it->btree_id), false);
+	int ret;
+
+	ahead_drop(it);
+	ret = peek_fwd(it, it->pos, bfs_btree_is_extents(it->btree_id), false);
 
 	if (!ret && k)
 		*k = it->k;
@@ -313,6 +381,11 @@ int bfs_btree_iter_next(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 			return -ENOENT;
 		}
 		it->pos = bfs_bpos_successor(bfs_bkey_pos(it->k));
+	}
+	if (next_ahead(it)) {
+		if (k)
+			*k = it->k;
+		return 0;
 	}
 	ret = peek_fwd(it, it->pos, ext, true);
 	if (!ret && k)

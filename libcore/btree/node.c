@@ -13,28 +13,63 @@
 
 #include "internal.h"
 
+static u8 *buf_take(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+	u8 *buf = NULL;
+
+	if (!bc->pool_ok)
+		return NULL;
+	bfs_mutex_lock(&bc->pool_lock);
+	if (bc->nr_pool)
+		buf = bc->pool[--bc->nr_pool];
+	bfs_mutex_unlock(&bc->pool_lock);
+	return buf;
+}
+
+static void buf_give(struct bfs_core *c, u8 *buf)
+{
+	struct btree_cache *bc = &c->cache;
+
+	if (bc->pool_ok) {
+		bfs_mutex_lock(&bc->pool_lock);
+		if (bc->nr_pool < ARRAY_SIZE(bc->pool)) {
+			bc->pool[bc->nr_pool++] = buf;
+			buf = NULL;
+		}
+		bfs_mutex_unlock(&bc->pool_lock);
+	}
+	bfs_free(buf);
+}
+
 struct btree_node *bfs_node_alloc(struct bfs_core *c)
 {
 	struct btree_node *n = bfs_zalloc(sizeof(*n));
 
 	if (!n)
 		return NULL;
-	n->data = bfs_aligned_alloc(4096, c->node_size);
+	/*
+	 * Not zeroed: a node is either read whole from the device or written
+	 * from scratch (node_write builds header, bsets and padding), and
+	 * nothing reads past what was read or written.
+	 */
+	n->data = buf_take(c);
+	if (!n->data)
+		n->data = bfs_aligned_alloc(4096, c->node_size);
 	if (!n->data) {
 		bfs_free(n);
 		return NULL;
 	}
-	memset(n->data, 0, c->node_size);
 	bfs_rwlock_init(&n->lock);
 	return n;
 }
 
-void bfs_node_free(struct btree_node *n)
+void bfs_node_free(struct bfs_core *c, struct btree_node *n)
 {
 	if (!n)
 		return;
 	bfs_rwlock_destroy(&n->lock);
-	bfs_free(n->data);
+	buf_give(c, n->data);
 	bfs_node_free_pending(n);
 	bfs_node_keys_free(n);
 	bfs_free(n);
@@ -104,8 +139,9 @@ void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_
 {
 	struct bfs_bpos pos = bfs_bkey_pos(k);
 	size_t bytes = bfs_bkey_bytes(k);
-	u32 idx = bfs_node_lower_bound(n, pos);
-	struct bfs_bkey *old = idx < n->nr ? node_key(n, idx) : NULL;
+	struct node_slot slot;
+	u32 idx = bfs_node_search(n, pos, &slot);
+	struct bfs_bkey *old = idx < n->nr ? n->ch[slot.c]->k[slot.off] : NULL;
 	bool match = old && !bfs_bkey_cmp_pos(old, pos);
 	struct bfs_bkey *dst;
 
@@ -120,7 +156,7 @@ void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_
 			/* never written: nothing older on disk either */
 			n->live_bytes -= bfs_bkey_bytes(old);
 			bfs_node_key_remove(n, idx);
-			n->mod_seq++;
+			bfs_node_changed(n);
 			return;
 		}
 	}
@@ -131,15 +167,16 @@ void bfs_node_insert(struct bfs_core *c, struct btree_node *n, const struct bfs_
 	if (match) {
 		if (!bfs_bkey_deleted(old))
 			n->live_bytes -= bfs_bkey_bytes(old);
-		bfs_node_key_set(n, idx, dst);
+		/* same position: the search keys don't change */
+		n->ch[slot.c]->k[slot.off] = dst;
 	} else {
-		bfs_node_key_insert(n, idx, dst);
+		bfs_node_key_insert_at(n, slot, dst);
 	}
 	if (!bfs_bkey_deleted(k))
 		n->live_bytes += bytes;
 	if (jseq > n->journal_seq)
 		n->journal_seq = jseq;
-	n->mod_seq++;
+	bfs_node_changed(n);
 }
 
 int bfs_node_prepare_insert(struct bfs_core *c, struct btree_node *n, size_t bytes)
@@ -183,7 +220,7 @@ int bfs_node_fill(struct bfs_core *c, struct btree_node *n, struct bfs_bkey *con
 	}
 	ret = bfs_node_keys_set(n, copies, nr);
 	bfs_free(copies);
-	n->mod_seq++;
+	bfs_node_changed(n);
 	return ret;
 }
 

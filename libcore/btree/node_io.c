@@ -284,7 +284,7 @@ int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 	before = n->nr;
 	bfs_node_keys_compact(n, write_drop, write_map, &wc);
 	if (n->nr != before)
-		n->mod_seq++;
+		bfs_node_changed(n);
 	dst = wc.dst;
 	end = (u32)(dst - n->data);
 	*b = (struct bfs_bset){

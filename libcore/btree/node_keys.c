@@ -107,7 +107,7 @@ int bfs_node_reserve(struct btree_node *n, u32 extra)
 	return ret;
 }
 
-u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos)
+u32 bfs_node_search(struct btree_node *n, struct bfs_bpos pos, struct node_slot *slot)
 {
 	u32 lo = 0, hi = n->nch, clo, chi;
 	struct key_chunk *ch;
@@ -115,7 +115,6 @@ u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos)
 	/* the first chunk whose last key is >= pos */
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
-
 		int cmp = sk_cmp(&n->last[mid], pos);
 
 		if (!cmp)
@@ -125,14 +124,19 @@ u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos)
 		else
 			hi = mid;
 	}
-	if (lo == n->nch)
+	if (lo == n->nch) {
+		/* past the end: the insert slot is the end of the last chunk */
+		if (slot) {
+			slot->c = n->nch ? n->nch - 1 : 0;
+			slot->off = n->nch ? n->ch[n->nch - 1]->nr : 0;
+		}
 		return n->nr;
+	}
 	ch = n->ch[lo];
 	clo = 0;
 	chi = ch->nr - 1;	/* the last key is >= pos */
 	while (clo < chi) {
 		u32 mid = clo + (chi - clo) / 2;
-
 		int cmp = sk_cmp(&ch->sk[mid], pos);
 
 		if (!cmp)
@@ -142,7 +146,16 @@ u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos)
 		else
 			chi = mid;
 	}
+	if (slot) {
+		slot->c = lo;
+		slot->off = clo;
+	}
 	return n->start[lo] + clo;
+}
+
+u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos)
+{
+	return bfs_node_search(n, pos, NULL);
 }
 
 u32 bfs_node_upper_bound(struct btree_node *n, struct bfs_bpos pos)
@@ -151,27 +164,18 @@ u32 bfs_node_upper_bound(struct btree_node *n, struct bfs_bpos pos)
 	return bfs_bpos_eq(pos, BFS_POS_MAX) ? n->nr : bfs_node_lower_bound(n, bfs_bpos_successor(pos));
 }
 
-void bfs_node_key_set(struct btree_node *n, u32 i, struct bfs_bkey *k)
-{
-	u32 c = bfs_node_chunk_of(n, i);
-
-	/* same position: the search keys don't change */
-	n->ch[c]->k[i - n->start[c]] = k;
-}
-
-void bfs_node_key_insert(struct btree_node *n, u32 i, struct bfs_bkey *k)
+void bfs_node_key_insert_at(struct btree_node *n, struct node_slot slot, struct bfs_bkey *k)
 {
 	struct key_chunk *ch;
-	u32 c, off, j;
+	u32 c = slot.c, off = slot.off, j;
 
 	if (!n->nch) {
 		n->ch[0] = take_spare(n);
 		n->ch[0]->nr = 0;
 		n->start[0] = 0;
 		n->nch = 1;
+		c = off = 0;
 	}
-	c = i >= n->nr ? n->nch - 1 : bfs_node_chunk_of(n, i);
-	off = i - n->start[c];
 	ch = n->ch[c];
 	if (ch->nr == NODE_CHUNK) {
 		struct key_chunk *nc = take_spare(n);

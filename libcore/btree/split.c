@@ -55,7 +55,7 @@ static void retire(struct bfs_core *c, struct btree_node *n)
 {
 	bfs_write_lock(&n->lock);
 	n->dead = true;
-	n->mod_seq++;
+	bfs_node_changed(n);
 	bfs_rwlock_unlock(&n->lock);
 	bfs_cache_kill(c, n);
 }
@@ -115,7 +115,8 @@ static int parent_prepare(struct bfs_core *c, struct btree_node *parent, unsigne
 	return ret;
 }
 
-int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level)
+int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level,
+			   const struct bfs_bpos *insert)
 {
 	struct btree_node *n = p->n[level], *parent = NULL, *nn[2] = { NULL, NULL }, *root = NULL;
 	struct bfs_bkey **keys;
@@ -133,7 +134,7 @@ int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsi
 		parent = p->n[level + 1];
 		if (!bfs_node_fits(c, parent, cnt * BFS_BTREE_PTR_KEY_U64S * 8)) {
 			/* make room above first; the path is stale afterwards */
-			ret = bfs_btree_node_rewrite(c, id, p, level + 1);
+			ret = bfs_btree_node_rewrite(c, id, p, level + 1, NULL);
 			bfs_free(keys);
 			return ret ?: -EAGAIN;
 		}
@@ -146,9 +147,17 @@ int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsi
 	}
 
 	if (cnt == 2) {
+		/*
+		 * Appending past the last key (sequential inserts): keep the left
+		 * node nearly full instead of leaving a trail of half-empty nodes
+		 * and copying half a node on every split.
+		 */
+		bool append = insert && nr && bfs_bpos_cmp(*insert, bfs_bkey_pos(keys[nr - 1])) > 0;
+		u64 want = append ? bytes - bytes / 8 : bytes / 2;
+
 		for (split = 0; split + 1 < nr; split++) {
 			acc += bfs_bkey_bytes(keys[split]);
-			if (acc * 2 >= bytes)
+			if (acc >= want)
 				break;
 		}
 		ret = bfs_cache_new_node(c, id, n->level, n->min, bfs_bkey_pos(keys[split]), &nn[0]);
@@ -261,5 +270,5 @@ int bfs_btree_merge_siblings(struct bfs_core *c, u8 id, struct btree_path *p,
 	bfs_free(lk);
 	bfs_free(rk);
 	bfs_free(all);
-	return ret;
+	return ret ?: 1;
 }

@@ -227,7 +227,8 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 	if (ret)
 		goto out;
 	bfs_committing = c;
-	jseq = c->j ? bfs_journal_cur_seq(c->j) : c->nojournal_seq + 1;
+	/* informational (bset headers): the seq this commit most likely gets */
+	jseq = c->j ? c->last_jseq : c->nojournal_seq + 1;
 
 	for (off = 0, i = 0; i < nr && !ret; i++) {
 		const struct trans_update *u = (const void *)&t->buf[off];
@@ -237,9 +238,10 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 		off += 1 + bfs_bkey_u64s(k);
 	}
 	if (!ret && jb.used) {
-		if (c->j)
+		if (c->j) {
 			ret = journal_payload(c, &jb, &seq);
-		else
+			c->last_jseq = seq;
+		} else
 			seq = ++c->nojournal_seq;
 		c->journal_bytes += jb.used * 8;
 	}
@@ -264,24 +266,18 @@ out_nolock:
 
 int bfs_btree_insert(struct bfs_core *c, enum bfs_btree_id id, const struct bfs_bkey *k)
 {
-	struct bfs_trans *t;
-	int ret = bfs_trans_begin(c, &t);
+	struct bfs_trans t = { .c = c };
+	int ret = bfs_trans_update(&t, id, k) ?: bfs_trans_commit(&t, NULL);
 
-	if (ret)
-		return ret;
-	ret = bfs_trans_update(t, id, k) ?: bfs_trans_commit(t, NULL);
-	bfs_trans_end(t);
+	bfs_free(t.buf);
 	return ret;
 }
 
 int bfs_btree_delete(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos pos)
 {
-	struct bfs_trans *t;
-	int ret = bfs_trans_begin(c, &t);
+	struct bfs_trans t = { .c = c };
+	int ret = bfs_trans_delete(&t, id, pos) ?: bfs_trans_commit(&t, NULL);
 
-	if (ret)
-		return ret;
-	ret = bfs_trans_delete(t, id, pos) ?: bfs_trans_commit(t, NULL);
-	bfs_trans_end(t);
+	bfs_free(t.buf);
 	return ret;
 }

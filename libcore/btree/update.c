@@ -78,7 +78,7 @@ int bfs_btree_insert_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u6
 			return ret;
 		leaf = p.n[0];
 		if (!bfs_node_fits(c, leaf, bytes)) {
-			ret = bfs_btree_node_rewrite(c, id, &p, 0);
+			ret = bfs_btree_node_rewrite(c, id, &p, 0, &pos);
 			bfs_path_put(c, &p);
 			if (ret && ret != -EAGAIN)
 				return ret;
@@ -99,41 +99,71 @@ int bfs_btree_insert_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u6
 	return -EUCLEAN;
 }
 
-int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos)
+static int maybe_merge_level(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsigned level)
 {
 	u32 usable = c->node_size - (u32)sizeof(struct bfs_btree_node) - (u32)sizeof(struct bfs_bset);
-	struct btree_node *leaf, *parent, *sib = NULL;
+	struct btree_node *node, *parent, *sib = NULL;
 	struct btree_path p;
+	bool merged = false;
+	int side, ret;
 	s64 i;
 	u32 idx;
-	int ret;
 
 	ret = bfs_path_traverse(c, id, pos, &p);
 	if (ret)
 		return ret;
-	leaf = p.n[0];
-	if (p.depth < 2 || leaf->live_bytes * 4 >= usable)
+	if (level + 1 >= p.depth)
 		goto out;
-	parent = p.n[1];
-	idx = bfs_node_lower_bound(parent, leaf->max);
-	/* prefer the right sibling, else the left one */
-	for (i = idx + 1; i < parent->nr && bfs_bkey_deleted(node_key(parent, i)); i++)
-		;
-	if (i >= parent->nr)
-		for (i = (s64)idx - 1; i >= 0 && bfs_bkey_deleted(node_key(parent, i)); i--)
-			;
-	if (i < 0 || i >= parent->nr)
+	node = p.n[level];
+	if (node->live_bytes * 4 >= usable)
 		goto out;
-	ret = bfs_cache_get(c, id, node_key(parent, i), &sib);
-	if (ret)
-		goto out;
-	if (leaf->live_bytes + sib->live_bytes <= (u64)usable * 2 / 3)
-		ret = (u32)i > idx ? bfs_btree_merge_siblings(c, id, &p, leaf, sib) :
-			bfs_btree_merge_siblings(c, id, &p, sib, leaf);
-	bfs_cache_put(c, sib);
+	parent = p.n[level + 1];
+	idx = bfs_node_lower_bound(parent, node->max);
+	/* the right sibling, else the left one: whichever fits together with this node */
+	for (side = 0; side < 2 && !merged; side++) {
+		if (!side)
+			for (i = idx + 1; i < parent->nr && bfs_bkey_deleted(node_key(parent, i)); i++)
+				;
+		else
+			for (i = (s64)idx - 1; i >= 0 && bfs_bkey_deleted(node_key(parent, i)); i--)
+				;
+		if (i < 0 || i >= parent->nr)
+			continue;
+		ret = bfs_cache_get(c, id, node_key(parent, i), &sib);
+		if (ret)
+			goto out;
+		if (node->live_bytes + sib->live_bytes <= (u64)usable * 2 / 3) {
+			ret = !side ? bfs_btree_merge_siblings(c, id, &p, node, sib) :
+				bfs_btree_merge_siblings(c, id, &p, sib, node);
+			merged = ret > 0;
+			if (!ret)
+				side = 2;	/* the parent has no room: no point trying the other side */
+			if (ret > 0)
+				ret = 0;
+		}
+		bfs_cache_put(c, sib);
+		sib = NULL;
+		if (ret)
+			goto out;
+	}
+	ret = merged;
 out:
 	bfs_path_put(c, &p);
 	return ret;
+}
+
+int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos)
+{
+	unsigned level;
+	int ret = 0;
+
+	/* a merge takes a pointer out of the parent, which may then be sparse too */
+	for (level = 0; level < BFS_BTREE_MAX_DEPTH - 1; level++) {
+		ret = maybe_merge_level(c, id, pos, level);
+		if (ret <= 0)
+			break;
+	}
+	return ret < 0 ? ret : 0;
 }
 
 /* ---- extents ---- */

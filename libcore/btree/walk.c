@@ -59,7 +59,7 @@ static void explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int r
 			 bfs_btree_id_name(id), (unsigned long long)n->offset);
 	else if (!bfs_dev_read(c->dev, n->offset, n->data, c->node_size))
 		bfs_node_parse(c, n, ni->err, sizeof(ni->err));
-	bfs_node_free(n);
+	bfs_node_free(c, n);
 }
 
 struct walk {
@@ -260,6 +260,6 @@ int bfs_btree_node_check(struct bfs_core *c, const void *buf, u64 offset,
 		n->max = bfs_bpos_from_disk(&h->max_key);
 	}
 	ret = bfs_node_parse(c, n, err, BFS_ERR_LEN);
-	bfs_node_free(n);
+	bfs_node_free(c, n);
 	return ret;
 }

@@ -31,7 +31,6 @@ static int cmp_level(const void *a, const void *b)
 		x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-int bfs_core_write_clean(struct bfs_core *c, bool set_clean);
 
 void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what)
 {
@@ -51,7 +50,7 @@ static int write_nodes(struct bfs_core *c)
 {
 	struct btree_node **arr;
 	size_t nr, i;
-	int ret, ret2 = 0;
+	int ret;
 
 	ret = bfs_cache_dirty_nodes(c, &arr, &nr);
 	if (ret)
@@ -73,7 +72,7 @@ static int write_nodes(struct bfs_core *c)
 		bfs_cache_put(c, n);
 	}
 	bfs_free(arr);
-	return ret ?: ret2;
+	return ret;
 }
 
 static void record_roots(struct bfs_core *c)
@@ -120,12 +119,14 @@ int bfs_core_checkpoint_locked(struct bfs_core *c)
 			goto fatal;
 		bfs_journal_set_last_seq(c->j, new_last);
 	} else {
-		ret = bfs_core_write_clean(c, false);
+		/* no journal: the clean section is the only record of the roots */
+		ret = bfs_core_write_clean(c, true);
 		if (ret)
 			goto fatal;
 	}
 	bfs_alloc_release_pending(c->alloc);
 	c->journal_bytes = 0;
+	c->free_check_at = 0;
 	STAT_INC(c, checkpoints);
 	in_checkpoint = false;
 	return 0;
@@ -164,6 +165,19 @@ int bfs_core_maybe_checkpoint(struct bfs_core *c)
 			c->journal_capacity / 3;
 
 		need = est * 2 > usable;
+		/*
+		 * Whatever the estimate says, never let the ring get down to its
+		 * last bucket (asking costs a walk over the buckets: only once
+		 * half a bucket was used since the last checkpoint).
+		 */
+		if (!need && est * 2 > b && est >= c->free_check_at) {
+			u64 free = bfs_journal_free_bytes(c->j);
+
+			if (free < 2 * b)
+				need = true;
+			else	/* no need to ask again before half that room is used */
+				c->free_check_at = est + (free - 2 * b) / 2;
+		}
 	}
 	/*
 	 * Dirty nodes cannot be evicted: once they hold half the cache, write
@@ -204,7 +218,6 @@ int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes
 
 /* journal hooks */
 
-int bfs_core_reclaim_hook(void *ctx, u64 want_seq);
 int bfs_core_reclaim_hook(void *ctx, u64 want_seq)
 {
 	struct bfs_core *c = ctx;
@@ -221,7 +234,6 @@ int bfs_core_reclaim_hook(void *ctx, u64 want_seq)
 	return -ENOSPC;
 }
 
-u32 bfs_core_pre_write_hook(void *ctx, void *buf, u32 max_u64s);
 u32 bfs_core_pre_write_hook(void *ctx, void *buf, u32 max_u64s)
 {
 	struct bfs_core *c = ctx;

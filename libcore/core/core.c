@@ -12,13 +12,6 @@
 
 #include "../btree/internal.h"
 
-int bfs_core_write_clean(struct bfs_core *c, bool set_clean);
-int bfs_core_reclaim_hook(void *ctx, u64 want_seq);
-u32 bfs_core_pre_write_hook(void *ctx, void *buf, u32 max_u64s);
-int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
-			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
-					     const bool *have),
-			   bool *replayed);
 
 #define CLEAN_U64S	((sizeof(struct bfs_sb_field) + sizeof(struct bfs_sb_clean) + \
 			  BFS_BTREE_NR * sizeof(struct bfs_btree_ptr)) / 8)
@@ -55,7 +48,7 @@ int bfs_core_write_clean(struct bfs_core *c, bool set_clean)
 	for (i = 0; i < BFS_BTREE_NR; i++)
 		roots[i] = c->trees[i].disk;
 	bfs_mutex_unlock(&c->roots_lock);
-	ret = put_clean(sb, c->j ? bfs_journal_durable_seq(c->j) : 0, roots);
+	ret = put_clean(sb, c->j ? bfs_journal_durable_seq(c->j) : c->clean_jseq, roots);
 	if (ret)
 		return ret;
 	if (set_clean)
@@ -111,7 +104,7 @@ int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb)
 			bfs_node_ptr(n, (struct bfs_bkey *)buf);
 			roots[id] = *bkey_ptr_val((struct bfs_bkey *)buf);
 		}
-		bfs_node_free(n);
+		bfs_node_free(c, n);
 	}
 	if (!ret)
 		ret = bfs_dev_flush(dev);
@@ -273,7 +266,7 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 	memcpy(c->uuid, sb->uuid, 16);
 	c->read_only = c->opts.read_only || c->opts.no_replay || bfs_dev_is_readonly(dev);
 	clean = le32_to_cpu(sb->flags) & BFS_SB_CLEAN;
-	c->allow_torn = !clean;
+	c->allow_torn = !clean || c->opts.no_journal;
 
 	g = (struct bfs_alloc_geom){
 		.bucket_size = c->bucket_size,
@@ -292,6 +285,7 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 		ret = read_clean(c, &clean_seq);
 	if (ret)
 		goto err;
+	c->clean_jseq = clean_seq;
 
 	if (!c->opts.no_journal && g.journal_nbuckets && !c->opts.no_replay) {
 		struct bfs_journal_geom jg;
@@ -306,13 +300,19 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 		ret = bfs_core_journal_start(c, clean_seq, !clean, load_roots, &replayed);
 	} else {
 		ret = load_roots(c, NULL, NULL);
+		if (!ret && c->opts.space_init)
+			ret = c->opts.space_init(c->opts.space_ctx, c);
 	}
 	if (ret)
 		goto err;
 
 	if (!c->read_only) {
-		/* from here on a crash must lead to replay */
-		if (clean) {
+		/*
+		 * From here on a crash must lead to replay.  Without the journal
+		 * the clean section itself is what every checkpoint updates, so
+		 * the flag stays (and old journal entries stay ignored).
+		 */
+		if (clean && c->j) {
 			sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~BFS_SB_CLEAN);
 			ret = bfs_sb_write(dev, sb);
 			if (ret)
@@ -348,6 +348,20 @@ int bfs_core_flush(struct bfs_core *c)
 	ret = bfs_core_maybe_checkpoint(c);
 	bfs_mutex_unlock(&c->commit_lock);
 	return ret ?: bfs_journal_flush(c->j);
+}
+
+int bfs_core_flush_seq(struct bfs_core *c, u64 seq)
+{
+	int ret = bfs_core_check_writable(c);
+
+	if (ret)
+		return ret == -EROFS && c->read_only && !c->fatal ? 0 : ret;
+	if (!c->j)
+		return bfs_core_checkpoint(c);
+	/* entries are written in order: a seq already durable needs no I/O */
+	if (seq && seq <= bfs_journal_durable_seq(c->j))
+		return 0;
+	return bfs_journal_flush_seq(c->j, seq);
 }
 
 int bfs_core_close(struct bfs_core *c)

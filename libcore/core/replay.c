@@ -92,15 +92,35 @@ static int replay_apply(struct bfs_core *c, struct replay_state *r)
 	return ret;
 }
 
+/* let the upper layers see every key before replay may allocate */
+static int replay_space(struct bfs_core *c, struct replay_state *r)
+{
+	size_t off = 0;
+	int ret = 0;
+
+	while (off < r->used && !ret) {
+		const struct bfs_jset_entry *e = (const void *)&r->buf[++off];
+		const u64 *p = (const u64 *)bfs_jset_entry_data(e);
+		const u64 *end = p + le16_to_cpu(e->u64s);
+
+		while (p < end && !ret) {
+			const struct bfs_bkey *k = (const void *)p;
+
+			if (bfs_bkey_u64s(k) < BFS_BKEY_U64S || p + bfs_bkey_u64s(k) > end)
+				break;	/* replay_apply() reports it */
+			ret = c->opts.space_replay_key(c->opts.space_ctx, c, e->btree_id, k);
+			p += bfs_bkey_u64s(k);
+		}
+		off += bfs_jset_entry_total_u64s(e);
+	}
+	return ret;
+}
+
 static int replay_ignore(void *ctx, u64 seq, const struct bfs_jset_entry *e)
 {
 	return 0;
 }
 
-int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
-			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
-					     const bool *have),
-			   bool *replayed);
 int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
 					     const bool *have),
@@ -112,11 +132,18 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 	*replayed = false;
 	if (!replay) {
 		ret = bfs_journal_read(c->j, clean_seq, replay_ignore, NULL);
-		return ret ?: load_roots(c, NULL, NULL);
+		ret = ret ?: load_roots(c, NULL, NULL);
+		if (!ret && c->opts.space_init)
+			ret = c->opts.space_init(c->opts.space_ctx, c);
+		return ret;
 	}
 	ret = bfs_journal_read(c->j, clean_seq, replay_collect, &r);
 	if (!ret)
 		ret = load_roots(c, r.roots, r.have_root);
+	if (!ret && c->opts.space_init)
+		ret = c->opts.space_init(c->opts.space_ctx, c);
+	if (!ret && c->opts.space_replay_key)
+		ret = replay_space(c, &r);
 	if (!ret && r.entries) {
 		bfs_info("replaying %llu journal entries", (unsigned long long)r.entries);
 		bfs_mutex_lock(&c->commit_lock);
