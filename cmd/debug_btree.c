@@ -279,6 +279,14 @@ static int node_key_cb(void *ctx, const struct bfs_btree_node_info *ni, const st
 	return 0;
 }
 
+static int node_bset_cb(void *ctx, const struct bfs_bset_info *b)
+{
+	printf("  bset %u at +%u: %u bytes, %u keys, journal seq %" PRIu64 ", checksum %s\n",
+	       b->index, b->offset, b->bytes, b->nr_keys, b->journal_seq,
+	       !b->csum_checked ? "none" : b->csum_ok ? "[match]" : "[MISMATCH]");
+	return 0;
+}
+
 int dbg_cmd_node(struct dbg *d, int argc, char **argv)
 {
 	const struct bfs_sb *sb = bfs_core_sb(d->core);
@@ -315,6 +323,10 @@ int dbg_cmd_node(struct dbg *d, int argc, char **argv)
 	/* the checks every read does: checksums, key order, ranges, pointers */
 	ret = bfs_btree_node_check(d->core, buf, n.offset, NULL, err);
 	printf("check:        %s\n", ret ? err : "ok (checksums and contents)");
+	if (le64_to_cpu(h->magic) == BFS_BTREE_NODE_MAGIC) {
+		printf("key sets on disk:\n");
+		bfs_btree_node_bsets(d->core, buf, node_bset_cb, NULL);
+	}
 	if (h->btree_id < BFS_BTREE_NR)
 		bfs_btree_walk(d->core, h->btree_id, node_find_cb, node_key_cb, &n);
 	if (!n.found)

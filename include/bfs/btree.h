@@ -155,6 +155,27 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
  */
 long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id);
 
+/* one key set (bset) of a node as it is on disk, for debugging tools */
+struct bfs_bset_info {
+	u32	index;
+	u32	offset;			/* byte offset in the node */
+	u32	bytes;			/* header + keys */
+	u32	nr_keys;
+	u64	journal_seq;
+	bool	csum_checked;		/* false: the filesystem has no checksums */
+	bool	csum_ok;
+};
+
+/*
+ * Walk the bsets of the raw node @buf (btree_node_size bytes) as far as they
+ * can be followed: @fn gets each one, in order.  Stops at the first block
+ * that does not belong to this node (end of the node), at a bset whose size
+ * runs past the node, or when @fn returns non-zero (returned).  Keys are not
+ * validated here: bfs_btree_node_check() does that.
+ */
+int bfs_btree_node_bsets(struct bfs_core *c, const void *buf,
+			 int (*fn)(void *ctx, const struct bfs_bset_info *b), void *ctx);
+
 struct bfs_btree_stats {
 	u32	depth;			/* levels, 1 = root is a leaf */
 	u64	nodes[BFS_BTREE_MAX_DEPTH];	/* per level */

@@ -209,6 +209,49 @@ long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id)
 	return v.errors;
 }
 
+/* ---- bsets of a raw node (debugging tools) ---- */
+
+int bfs_btree_node_bsets(struct bfs_core *c, const void *buf,
+			 int (*fn)(void *ctx, const struct bfs_bset_info *b), void *ctx)
+{
+	const struct bfs_btree_node *h = buf;
+	u64 seq = le64_to_cpu(h->seq);
+	u32 off = sizeof(*h), index = 0;
+	int ret;
+
+	while (off + sizeof(struct bfs_bset) <= c->node_size) {
+		const struct bfs_bset *b = (const void *)((const u8 *)buf + off);
+		u64 end = off + sizeof(*b) + (u64)le32_to_cpu(b->u64s) * 8;
+		struct bfs_bset_info bi = {
+			.index = index++,
+			.offset = off,
+			.journal_seq = le64_to_cpu(b->journal_seq),
+		};
+		u32 koff;
+
+		if (le64_to_cpu(b->node_seq) != seq || le32_to_cpu(b->offset) != off ||
+		    end > c->node_size)
+			break;
+		bi.bytes = (u32)(end - off);
+		bi.csum_checked = c->csum_type != BFS_CSUM_NONE;
+		bi.csum_ok = !c->csum_type ||
+			le64_to_cpu(b->csum) == bfs_csum(c->csum_type, (const u8 *)b + 8,
+							 (size_t)(end - off - 8));
+		for (koff = off + sizeof(*b); koff < end; bi.nr_keys++) {
+			const struct bfs_bkey *k = (const void *)((const u8 *)buf + koff);
+
+			if (bfs_bkey_u64s(k) < BFS_BKEY_U64S)
+				break;
+			koff += bfs_bkey_u64s(k) * 8;
+		}
+		ret = fn(ctx, &bi);
+		if (ret)
+			return ret;
+		off = (u32)BFS_ROUND_UP(end, (u64)c->block_size);
+	}
+	return 0;
+}
+
 /* ---- stats ---- */
 
 static int stats_node(void *ctx, const struct bfs_btree_node_info *ni)
