@@ -193,5 +193,6 @@ int dbg_resolve_parent(struct dbg *d, const char *path, u64 *dir, const char **n
 
 /* set-inode: what bfs_fs_setattr can change */
 const char *const dbg_inode_fields[] = {
-	"mode", "uid", "gid", "size", "flags", "atime", "mtime", "ctime", NULL
+	"mode", "uid", "gid", "size", "flags", "atime", "mtime", "ctime",
+	"nlink", "generation", "sectors", "parent", NULL
 };

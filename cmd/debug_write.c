@@ -10,6 +10,7 @@
 
 #include <bfs/btree.h>
 #include <bfs/core.h>
+#include <bfs/fs_format.h>
 #include <bfs/os.h>
 
 #include <errno.h>
@@ -60,6 +61,45 @@ static int resolve_inum(struct dbg *d, const char *s, u64 *ino)
 	return dbg_resolve(d, s, ino, NULL);
 }
 
+/*
+ * Fields no filesystem call sets: the inode key is rewritten as it is with
+ * just that field changed, and nothing else is fixed up, so that fsck test
+ * images can be made with exactly one thing wrong.
+ */
+static int set_inode_raw(struct dbg *d, u64 ino, const char *field, u64 v)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+	struct bfs_inode_v *iv = bfs_bkey_val(k);
+	int ret;
+
+	ret = bfs_btree_lookup(d->core, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf));
+	if (ret || k->type != BFS_KEY_INODE)
+		return dbg_err(d, "inode %" PRIu64 ": %s", ino, strerror(ret ? -ret : ENOENT));
+	if (!strcmp(field, "nlink")) {
+		if (v > UINT32_MAX)
+			return dbg_err(d, "%" PRIu64 " does not fit in 32 bits", v);
+		iv->nlink = cpu_to_le32((u32)v);
+	} else if (!strcmp(field, "generation")) {
+		iv->generation = cpu_to_le64(v);
+	} else if (!strcmp(field, "sectors")) {
+		iv->sectors = cpu_to_le64(v);
+	} else {
+		iv->parent = cpu_to_le64(v);
+	}
+	ret = bfs_btree_insert(d->core, BFS_BTREE_INODES, k);
+	if (ret)
+		return dbg_err(d, "inode %" PRIu64 ": %s", ino, strerror(-ret));
+	printf("inode %" PRIu64 ": %s set to %" PRIu64 " (raw)\n", ino, field, v);
+	return flush_core(d);
+}
+
+static bool raw_field(const char *field)
+{
+	return !strcmp(field, "nlink") || !strcmp(field, "generation") ||
+	       !strcmp(field, "sectors") || !strcmp(field, "parent");
+}
+
 int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
 {
 	const char *field = argv[2], *val = argv[3];
@@ -72,6 +112,11 @@ int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
 	ret = resolve_inum(d, argv[1], &ino);
 	if (ret)
 		return dbg_err(d, "%s: %s", argv[1], strerror(-ret));
+	if (raw_field(field)) {
+		if (dbg_parse_u64(val, &v))
+			return dbg_err(d, "bad number '%s'", val);
+		return set_inode_raw(d, ino, field, v);
+	}
 	if (!strcmp(field, "mode")) {
 		/* permission bits, always octal as chmod(1) takes them */
 		errno = 0;
@@ -107,7 +152,7 @@ int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
 			sa.flags = (u32)v;
 		} else {
 			return dbg_err(d, "unknown field '%s' (mode, uid, gid, size, flags, atime, "
-				       "mtime, ctime)", field);
+				       "mtime, ctime, nlink, generation, sectors, parent)", field);
 		}
 	}
 	ret = bfs_fs_setattr(d->fs, ino, &sa, &st);
