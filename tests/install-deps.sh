@@ -6,7 +6,8 @@ set -e
 PKGS="build-essential pkg-config clang
 libblkid-dev uuid-dev libzstd-dev libxxhash-dev libreadline-dev check
 libfuse3-dev fuse3 libext2fs-dev liblmdb-dev
-python3 e2fsprogs util-linux fdisk groff-base man-db bash-completion zstd"
+python3 e2fsprogs util-linux fdisk groff-base man-db bash-completion zstd
+fio stress-ng dbench fsmark"
 
 missing=""
 for p in $PKGS; do
