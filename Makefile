@@ -44,7 +44,7 @@ MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 .PHONY: all clean check unit-check asan-check integration-check demo install deps \
-	completion crash-soak soak clang-check fixtures
+	completion crash-soak soak clang-check fixtures bench
 
 all: $(B)/bfs $(B)/libcore.a
 
@@ -122,6 +122,16 @@ demo:
 # regenerate the fsck fixture corpus (review the expect.* diffs before committing)
 fixtures: $(B)/bfs $(TOOL_BINS)
 	sh fixtures/make-fixtures.sh $(B)
+
+# the LMDB peer of `bfs bench btree` (bench/btree-vs-lmdb also builds it when missing)
+$(B)/bench/lmdb_bench: bench/lmdb_bench.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -std=gnu11 $(OPT) $(WARN) -o $@ $< -llmdb -lpthread
+
+# bfs against LMDB on the same key sets; e.g. make bench BENCH_ARGS="--keys 10M --runs 3"
+bench: $(B)/bfs $(B)/bench/lmdb_bench
+	B=$(B) sh bench/btree-vs-lmdb $(BENCH_ARGS)
 
 completion: $(B)/bfs
 	$(B)/bfs completion > bash-completion/bfs

@@ -22,6 +22,7 @@
  * print a digest of the random key set so bench/btree-vs-lmdb can check that
  * they agree.
  */
+#include "bench_fs.h"
 #include "cmd.h"
 #include "output.h"
 
@@ -335,36 +336,46 @@ static void *worker_fn(void *arg)
 	return NULL;
 }
 
-static int phase_parallel(struct btree_bench *b, enum bench_op op)
+/* run the workers, in this thread if there is only one */
+static int run_workers(struct worker *wk, unsigned nr)
 {
-	struct worker *wk = calloc(b->threads, sizeof(*wk));
+	pthread_t *tid;
 	unsigned t, started = 0;
 	int ret = 0;
 
+	if (nr == 1) {
+		worker_fn(wk);
+		return wk->ret;
+	}
+	tid = calloc(nr, sizeof(*tid));
+	if (!tid)
+		return -ENOMEM;
+	for (t = 0; t < nr; t++, started++) {
+		ret = -pthread_create(&tid[t], NULL, worker_fn, &wk[t]);
+		if (ret)
+			break;
+	}
+	for (t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	for (t = 0; t < started && !ret; t++)
+		ret = wk[t].ret;
+	free(tid);
+	return ret;
+}
+
+static int phase_parallel(struct btree_bench *b, enum bench_op op)
+{
+	struct worker *wk = calloc(b->threads, sizeof(*wk));
+	unsigned t;
+	int ret;
+
 	if (!wk)
 		return -ENOMEM;
+	/* thread t does ops [N*t/T, N*(t+1)/T): every op exactly once */
 	for (t = 0; t < b->threads; t++)
 		wk[t] = (struct worker){ .b = b, .op = op, .thread = t,
 			.ops = b->keys * (t + 1) / b->threads - b->keys * t / b->threads };
-	if (b->threads == 1) {
-		worker_fn(&wk[0]);
-		ret = wk[0].ret;
-		goto out;
-	}
-	{
-		pthread_t *tid = calloc(b->threads, sizeof(*tid));
-
-		for (t = 0; tid && t < b->threads; t++, started++)
-			if (pthread_create(&tid[t], NULL, worker_fn, &wk[t]))
-				break;
-		for (t = 0; t < started; t++)
-			pthread_join(tid[t], NULL);
-		ret = !tid || started < b->threads ? -EAGAIN : 0;
-		for (t = 0; t < started && !ret; t++)
-			ret = wk[t].ret;
-		free(tid);
-	}
-out:
+	ret = run_workers(wk, b->threads);
 	free(wk);
 	if (!ret && op == OP_RAND_MIXED)
 		ret = bfs_core_flush(b->c);
@@ -450,6 +461,11 @@ static void core_close(struct btree_bench *b)
 	b->dev = NULL;
 }
 
+/*
+ * The btree layers only, not bfs_mkfs(): the filesystem layer would put its
+ * root directory into the inodes btree, and the benchmark wants that tree
+ * empty and to itself.
+ */
 static int format_dev(struct bfs_dev *dev, char *err)
 {
 	struct bfs_format_opts fo = { 0 };
@@ -505,6 +521,9 @@ static u64 max_rss_bytes(void)
 
 	return getrusage(RUSAGE_SELF, &ru) ? 0 : (u64)ru.ru_maxrss * 1024;
 }
+
+/* stats_delta() walks the stats as an array of counters */
+_Static_assert(sizeof(struct bfs_core_stats) % sizeof(u64) == 0, "bfs_core_stats is all u64");
 
 static void stats_delta(struct bfs_core_stats *d, const struct bfs_core_stats *a,
 			const struct bfs_core_stats *z)
@@ -598,7 +617,7 @@ static void describe_config(struct bfs_out *o, const struct btree_bench *b)
 {
 	out_str(o, "benchmark", "Benchmark", "btree");
 	out_u64(o, "keys", "Keys", b->keys);
-	out_u64(o, "value_size", "Value size", b->value_size);
+	out_size(o, "value_size", "Value size", b->value_size);
 	out_u64(o, "threads", "Threads", b->threads);
 	out_u64(o, "batch", "Ops per transaction", b->batch);
 	out_u64(o, "seed", "Seed", b->seed);
@@ -673,7 +692,13 @@ static void print_results(const struct btree_bench *b)
 
 enum {
 	OPT_VALUE_SIZE = 256, OPT_BATCH, OPT_SEED, OPT_CACHE, OPT_IMAGE, OPT_NO_JOURNAL,
+	OPT_OTHER,
 };
+
+/*
+ * Every benchmark's options, so that completion offers them all; `bench fs`
+ * parses its own (cmd/bench_fs.c), btree refuses the ones marked OPT_OTHER.
+ */
 
 static const struct option bench_longopts[] = {
 	{ "keys",	required_argument, NULL, 'n' },
@@ -685,6 +710,10 @@ static const struct option bench_longopts[] = {
 	{ "image",	required_argument, NULL, OPT_IMAGE },
 	{ "no-journal",	no_argument,	   NULL, OPT_NO_JOURNAL },
 	{ "json",	no_argument,	   NULL, 'j' },
+	{ "size-scale",	required_argument, NULL, OPT_OTHER },
+	{ "workload",	required_argument, NULL, OPT_OTHER },
+	{ "jobs",	required_argument, NULL, OPT_OTHER },
+	{ "fsync-every", required_argument, NULL, OPT_OTHER },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -712,7 +741,8 @@ static int parse_count(const char *s, u64 min, u64 max, u64 *out)
 	return 0;
 }
 
-static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c)
+static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c,
+		     const char *long_name)
 {
 	u64 v = 0;
 
@@ -757,6 +787,9 @@ static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c)
 	case 'j':
 		b->json = true;
 		return 0;
+	case OPT_OTHER:
+		return bfs_cmd_usage_error(cmd, "option '--%s' does not apply to 'bench btree'",
+					   long_name);
 	default:
 		return bfs_cmd_usage_error(cmd, "bad option");
 	}
@@ -777,10 +810,10 @@ static int bench_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 		.keys = 1000000, .seed = BENCH_DEFAULT_SEED, .threads = 1, .batch = 1,
 		.value_size = 16,
 	};
-	int c, ret;
+	int c, ret, idx = 0;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
-		ret = parse_opt(cmd, &b, c);
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, &idx)) != -1) {
+		ret = parse_opt(cmd, &b, c, cmd->longopts[idx].name);
 		if (ret)
 			return ret;
 	}
@@ -807,42 +840,56 @@ struct bench {
 
 static const struct bench benches[] = {
 	{ "btree", bench_btree },
+	{ "fs", bfs_bench_fs },
 };
+
+static void list_benches(char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < ARRAY_SIZE(benches) && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+					benches[i].name);
+}
 
 static int cmd_bench(const struct bfs_cmd *cmd, int argc, char **argv)
 {
+	char names[128];
 	size_t i;
 
+	list_benches(names, sizeof(names));
 	if (argc < 2 || argv[1][0] == '-')
-		return bfs_cmd_usage_error(cmd, "no benchmark given (btree)");
+		return bfs_cmd_usage_error(cmd, "no benchmark given (%s)", names);
 	for (i = 0; i < ARRAY_SIZE(benches); i++)
 		if (!strcmp(argv[1], benches[i].name))
 			/* the benchmark parses its options as a command of its own */
 			return benches[i].run(cmd, argc - 1, argv + 1);
-	return bfs_cmd_usage_error(cmd, "unknown benchmark '%s' (btree)", argv[1]);
+	return bfs_cmd_usage_error(cmd, "unknown benchmark '%s' (%s)", argv[1], names);
 }
 
 const struct bfs_cmd bfs_cmd_bench = {
 	.name = "bench",
 	.fn = cmd_bench,
-	.summary = "measure the speed of libcore (btree)",
+	.summary = "measure the speed of libcore (btree, fs)",
 	.synopsis = "BENCHMARK [options]",
 	.help =
 	"Benchmarks:\n"
 	"  btree             inserts, lookups, a scan, mixed ops and deletes on a fresh\n"
 	"                    image: seq_insert rand_insert rand_lookup seq_scan\n"
-	"                    rand_mixed rand_delete, each in ns/op and ops/s\n"
-	"\nOptions:\n"
+	"                    rand_mixed rand_delete, in ns/op and ops/s.  Options:\n"
 	"  -n, --keys=N            keys per phase (default 1000000; k, M, G suffixes)\n"
 	"  -t, --threads=T         threads for rand_lookup and rand_mixed (default 1)\n"
 	"      --value-size=BYTES  value bytes per key, a multiple of 8 (default 16)\n"
 	"      --batch=K           updates per transaction (default 1)\n"
 	"      --seed=S            seed of the key sets (default 42)\n"
-	"      --cache=SIZE        node cache budget (default 256M)\n"
+	"      --cache=SIZE        node cache budget (default: the library's default)\n"
 	"      --image=PATH        create the image here (must not exist; removed after);\n"
 	"                          default: a temporary file in $TMPDIR or /tmp\n"
 	"      --no-journal        open without the journal (durable only at flush)\n"
 	"  -j, --json              print JSON (keys are listed in bfs-bench(8))\n"
+	"\n"
+	BFS_BENCH_FS_HELP
 	"\nbench/btree-vs-lmdb runs the same key sets through LMDB and prints the\n"
 	"ratio per operation.  Speed is never asserted: the numbers are for people.\n",
 	.shortopts = "n:t:j",

@@ -40,6 +40,7 @@ extern const struct bfs_cmd bfs_cmd_dump_btree;
 extern const struct bfs_cmd bfs_cmd_debug;
 extern const struct bfs_cmd bfs_cmd_mount;
 extern const struct bfs_cmd bfs_cmd_mount_helper;
+extern const struct bfs_cmd bfs_cmd_bench;
 extern const struct bfs_cmd bfs_cmd_completion;
 
 /* the table, NULL terminated (cmd/bfs.c) */

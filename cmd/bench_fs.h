@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bfs bench fs: the filesystem workloads users quote, run in-process on the
+ * library (cmd/bench_fs.c).  cmd/bench.c lists it in its benchmark table.
+ */
+#ifndef BFS_CMD_BENCH_FS_H
+#define BFS_CMD_BENCH_FS_H
+
+#include "cmd.h"
+
+/* argv[0] is "fs"; the options follow (see the help text in bench_fs.c) */
+int bfs_bench_fs(const struct bfs_cmd *cmd, int argc, char **argv);
+
+/* the lines bfs bench --help shows for it: a literal, to concatenate */
+#define BFS_BENCH_FS_HELP \
+	"  fs                the workloads users quote, in-process on a fresh image:\n" \
+	"                    append (direct-I/O appends), randwrite and randread\n" \
+	"                    (4 KiB, QD64 equivalent), smallfiles (kernel-like tree,\n" \
+	"                    then sync), objects (4 MiB + xattr, fsync'd log); in\n" \
+	"                    MB/s, IOPS and ns/op.  Options:\n" \
+	"      --size-scale=N      divide every size by N (default 1: full size)\n" \
+	"      --workload=NAME     run only these (comma-separated; default all)\n" \
+	"      --jobs=J            append jobs (default 8)\n" \
+	"      --threads=T         threads issuing random I/O (default 16)\n" \
+	"      --fsync-every=K     objects: fsync the log every K appends (default 8)\n" \
+	"      --seed=S            seed of sizes, offsets and the tree (default 42)\n" \
+	"      --image=PATH, --json  as for btree\n"
+
+#endif /* BFS_CMD_BENCH_FS_H */
