@@ -23,6 +23,7 @@
  * they agree.
  */
 #include "bench_fs.h"
+#include "bench.h"
 #include "cmd.h"
 #include "output.h"
 
@@ -49,28 +50,18 @@
 #define BENCH_INODE		1	/* every key lives at (1, k, 0) */
 
 /* the splitmix64 finalizer: a bijection of u64, so distinct inputs stay distinct */
-static u64 mix64(u64 z)
-{
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 /* key i: 0..N-1 for the sequential set, N distinct random u64 for the random one */
 static u64 bench_key(u64 seed, bool rand, u64 i)
 {
-	return rand ? mix64(seed + i * BENCH_GAMMA) : i;
+	return rand ? bench_mix64(seed + i * BENCH_GAMMA) : i;
 }
 
 /* the operation stream of one thread in one phase: splitmix64 */
-static u64 stream_seed(u64 seed, unsigned phase, unsigned thread)
-{
-	return mix64(seed ^ ((u64)phase << 32) ^ (thread + 1));
-}
 
 static u64 stream_next(u64 *state)
 {
-	return mix64(*state += BENCH_GAMMA);
+	return bench_mix64(*state += BENCH_GAMMA);
 }
 
 /* value word j of key k after @gen overwrites; word 0 is the key itself (checked) */
@@ -111,7 +102,6 @@ struct btree_bench {
 	const char *image_opt;
 	/* state */
 	char	*image;
-	bool	image_created;
 	u64	image_size;
 	struct bfs_dev *dev;
 	struct bfs_core *c;
@@ -295,7 +285,7 @@ struct worker {
 
 static int work_lookups(struct btree_bench *b, unsigned thread, u64 ops)
 {
-	u64 s = stream_seed(b->seed, OP_RAND_LOOKUP, thread), i;
+	u64 s = bench_stream_seed(b->seed, OP_RAND_LOOKUP, thread), i;
 	struct bfs_bkey *buf = malloc((size_t)key_u64s(b) * 8);
 	int ret = buf ? 0 : -ENOMEM;
 
@@ -307,7 +297,7 @@ static int work_lookups(struct btree_bench *b, unsigned thread, u64 ops)
 
 static int work_mixed(struct btree_bench *b, unsigned thread, u64 ops)
 {
-	u64 s = stream_seed(b->seed, OP_RAND_MIXED, thread), i;
+	u64 s = bench_stream_seed(b->seed, OP_RAND_MIXED, thread), i;
 	struct bfs_bkey *buf = malloc((size_t)key_u64s(b) * 8);
 	struct writer w;
 	int ret = writer_init(&w, b);
@@ -384,28 +374,6 @@ static int phase_parallel(struct btree_bench *b, enum bench_op op)
 
 /* ---- the image ---- */
 
-/* an interrupted run must not leave gigabytes behind in $TMPDIR */
-static const char *volatile image_to_remove;
-
-static void remove_on_signal(int sig)
-{
-	if (image_to_remove)
-		unlink(image_to_remove);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void catch_signals(const char *image)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	size_t i;
-
-	image_to_remove = image;
-	for (i = 0; i < ARRAY_SIZE(sigs); i++)
-		signal(sigs[i], image ? remove_on_signal : SIG_DFL);
-}
-
-/* room for the keys many times over: COW, half-full nodes, journal; sparse anyway */
 static u64 image_size(const struct btree_bench *b)
 {
 	u64 want = b->keys * ((u64)key_u64s(b) * 8) * 16;
@@ -415,40 +383,16 @@ static u64 image_size(const struct btree_bench *b)
 
 static int image_create(const struct bfs_cmd *cmd, struct btree_bench *b)
 {
-	const char *dir = getenv("TMPDIR");
-	int fd;
+	int ret = bench_image_create(cmd, b->image_opt, "bfs-bench", &b->image);
 
-	if (b->image_opt) {
-		b->image = strdup(b->image_opt);
-		fd = b->image ? open(b->image, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-		if (fd < 0)
-			return bfs_cmd_error(cmd, "cannot create '%s': %s", b->image_opt,
-					     errno == EEXIST ? "it exists (the benchmark only "
-					     "uses an image it creates)" : strerror(errno));
-	} else {
-		if (asprintf(&b->image, "%s/bfs-bench-XXXXXX", dir && *dir ? dir : "/tmp") < 0) {
-			b->image = NULL;
-			return bfs_cmd_error(cmd, "out of memory");
-		}
-		fd = mkstemp(b->image);
-		if (fd < 0)
-			return bfs_cmd_error(cmd, "cannot create '%s': %s", b->image,
-					     strerror(errno));
-	}
-	close(fd);
-	b->image_created = true;
-	catch_signals(b->image);
-	b->image_size = image_size(b);
-	return 0;
+	if (!ret)
+		b->image_size = image_size(b);
+	return ret;
 }
 
 static void image_remove(struct btree_bench *b)
 {
-	catch_signals(NULL);
-	if (b->image_created)
-		unlink(b->image);
-	free(b->image);
-	b->image = NULL;
+	bench_image_remove(&b->image);
 }
 
 static void core_close(struct btree_bench *b)
@@ -718,28 +662,6 @@ static const struct option bench_longopts[] = {
 };
 
 /* "1000000", "1M", "10m", "20k": counts take decimal suffixes (powers of 1000) */
-static int parse_count(const char *s, u64 min, u64 max, u64 *out)
-{
-	unsigned long long v, mult = 1;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		mult = 1000, end++;
-	else if (*end == 'm' || *end == 'M')
-		mult = 1000000, end++;
-	else if (*end == 'g' || *end == 'G')
-		mult = 1000000000, end++;
-	if (*end || v > UINT64_MAX / mult || v * mult < min || v * mult > max)
-		return -EINVAL;
-	*out = v * mult;
-	return 0;
-}
 
 static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c,
 		     const char *long_name)
@@ -748,11 +670,11 @@ static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c,
 
 	switch (c) {
 	case 'n':
-		if (parse_count(optarg, 1, UINT32_MAX, &b->keys))
+		if (bench_parse_count(optarg, 1, UINT32_MAX, &b->keys))
 			return bfs_cmd_usage_error(cmd, "invalid key count '%s'", optarg);
 		return 0;
 	case 't':
-		if (parse_count(optarg, 1, 1024, &v))
+		if (bench_parse_count(optarg, 1, 1024, &v))
 			return bfs_cmd_usage_error(cmd, "invalid thread count '%s' (1 to 1024)",
 						   optarg);
 		b->threads = (unsigned)v;
@@ -764,13 +686,13 @@ static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c,
 		b->value_size = (unsigned)v;
 		return 0;
 	case OPT_BATCH:
-		if (parse_count(optarg, 1, 1000000, &v))
+		if (bench_parse_count(optarg, 1, 1000000, &v))
 			return bfs_cmd_usage_error(cmd, "invalid batch '%s' (1 to 1000000)",
 						   optarg);
 		b->batch = (unsigned)v;
 		return 0;
 	case OPT_SEED:
-		if (parse_count(optarg, 0, UINT64_MAX, &b->seed))
+		if (bench_parse_count(optarg, 0, UINT64_MAX, &b->seed))
 			return bfs_cmd_usage_error(cmd, "invalid seed '%s'", optarg);
 		return 0;
 	case OPT_CACHE:
@@ -800,7 +722,7 @@ static u64 key_digest(const struct btree_bench *b)
 	u64 h = 0, i;
 
 	for (i = 0; i < b->keys; i++)
-		h = mix64(h ^ bench_key(b->seed, true, i));
+		h = bench_mix64(h ^ bench_key(b->seed, true, i));
 	return h;
 }
 

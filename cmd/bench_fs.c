@@ -26,6 +26,7 @@
  * filesystem, so bench/fs-vs-peers compares like with like.
  */
 #include "bench_fs.h"
+#include "bench.h"
 #include "cmd.h"
 #include "output.h"
 
@@ -93,7 +94,6 @@ struct fs_bench {
 	const char *image_opt;
 	/* state */
 	char	*image;
-	bool	image_created;
 	u64	image_size;
 	struct bfs_dev *dev;
 	struct bfs_fs *fs;
@@ -109,22 +109,12 @@ static const struct bfs_creds root_creds = { 0, 0 };
 
 #define GAMMA	UINT64_C(0x9e3779b97f4a7c15)
 
-static u64 mix64(u64 z)
-{
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 /* stream @id of the run: one per workload and thread */
-static u64 stream_seed(u64 seed, unsigned w, unsigned id)
-{
-	return mix64(seed ^ ((u64)w << 32) ^ (id + 1));
-}
 
 static u64 next_u64(u64 *s)
 {
-	return mix64(*s += GAMMA);
+	return bench_mix64(*s += GAMMA);
 }
 
 /* uniform in (0, 1]: never 0, so log() is safe */
@@ -263,7 +253,7 @@ static void *append_job(void *arg)
 {
 	struct job *j = arg;
 	struct fs_bench *b = j->b;
-	u64 s = stream_seed(b->seed, W_APPEND, j->idx), want = j->bytes, off = 0, n = 0;
+	u64 s = bench_stream_seed(b->seed, W_APPEND, j->idx), want = j->bytes, off = 0, n = 0;
 	int ret = 0;
 
 	while (off < want && !ret) {
@@ -344,7 +334,7 @@ static void *rand_job(void *arg, bool write)
 {
 	struct job *j = arg;
 	struct fs_bench *b = j->b;
-	u64 s = stream_seed(b->seed, write ? W_RANDWRITE : W_RANDREAD, j->idx), i;
+	u64 s = bench_stream_seed(b->seed, write ? W_RANDWRITE : W_RANDREAD, j->idx), i;
 	u64 blocks = b->rand_size / IO_SIZE;
 	u8 buf[IO_SIZE];
 	ssize_t n;
@@ -421,7 +411,7 @@ static int small_dir(struct fs_bench *b, u64 tree, u64 k, u64 *group, u64 *dir)
 
 static int run_smallfiles(struct fs_bench *b, struct result *r)
 {
-	u64 s = stream_seed(b->seed, W_SMALLFILES, 0), nr = small_files(b);
+	u64 s = bench_stream_seed(b->seed, W_SMALLFILES, 0), nr = small_files(b);
 	u64 tree, group = 0, dir = 0, ino, i, t0 = bfs_monotonic_ns();
 	char name[32];
 	int ret = create_in(b->fs, BFS_ROOT_INO, "tree", true, &tree);
@@ -464,7 +454,7 @@ static int put_object(struct fs_bench *b, u64 dir, u64 i)
 	/* what an object store keeps next to the data: type, checksum, owner */
 	len = snprintf(meta, sizeof(meta), "{\"content-type\":\"application/octet-stream\","
 		       "\"etag\":\"%016" PRIx64 "%016" PRIx64 "\",\"size\":%" PRIu64 "}",
-		       mix64(i), mix64(~i), (u64)OBJECT_SIZE);
+		       bench_mix64(i), bench_mix64(~i), (u64)OBJECT_SIZE);
 	return ret ?: bfs_fs_setxattr(b->fs, ino, "user.meta", meta, (size_t)len, 0);
 }
 
@@ -498,28 +488,6 @@ static int run_objects(struct fs_bench *b, struct result *r)
 
 /* ---- the image ---- */
 
-/* an interrupted run must not leave gigabytes behind in $TMPDIR */
-static const char *volatile image_to_remove;
-
-static void remove_on_signal(int sig)
-{
-	if (image_to_remove)
-		unlink(image_to_remove);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void catch_signals(const char *image)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	size_t i;
-
-	image_to_remove = image;
-	for (i = 0; i < ARRAY_SIZE(sigs); i++)
-		signal(sigs[i], image ? remove_on_signal : SIG_DFL);
-}
-
-/* everything the workloads write, four times over for COW and metadata; sparse */
 static u64 image_size(const struct fs_bench *b)
 {
 	u64 want = append_total(b) + rand_file_size(b) + rand_ops(b) * IO_SIZE +
@@ -530,31 +498,11 @@ static u64 image_size(const struct fs_bench *b)
 
 static int image_create(const struct bfs_cmd *cmd, struct fs_bench *b)
 {
-	const char *dir = getenv("TMPDIR");
-	int fd;
+	int ret = bench_image_create(cmd, b->image_opt, "bfs-bench-fs", &b->image);
 
-	if (b->image_opt) {
-		b->image = strdup(b->image_opt);
-		fd = b->image ? open(b->image, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-		if (fd < 0)
-			return bfs_cmd_error(cmd, "cannot create '%s': %s", b->image_opt,
-					     errno == EEXIST ? "it exists (the benchmark only "
-					     "uses an image it creates)" : strerror(errno));
-	} else {
-		if (asprintf(&b->image, "%s/bfs-bench-fs-XXXXXX", dir && *dir ? dir : "/tmp") < 0) {
-			b->image = NULL;
-			return bfs_cmd_error(cmd, "out of memory");
-		}
-		fd = mkstemp(b->image);
-		if (fd < 0)
-			return bfs_cmd_error(cmd, "cannot create '%s': %s", b->image,
-					     strerror(errno));
-	}
-	close(fd);
-	b->image_created = true;
-	catch_signals(b->image);
-	b->image_size = image_size(b);
-	return 0;
+	if (!ret)
+		b->image_size = image_size(b);
+	return ret;
 }
 
 static int format_and_open(const struct bfs_cmd *cmd, struct fs_bench *b)
@@ -600,11 +548,7 @@ static int close_fs(const struct bfs_cmd *cmd, struct fs_bench *b)
 
 static void image_remove(struct fs_bench *b)
 {
-	catch_signals(NULL);
-	if (b->image_created)
-		unlink(b->image);
-	free(b->image);
-	b->image = NULL;
+	bench_image_remove(&b->image);
 }
 
 /* ---- running the workloads ---- */
@@ -746,20 +690,6 @@ static const struct option fs_longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-static int parse_num(const char *s, u64 min, u64 max, u64 *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 /* "append,randread": a comma-separated subset */
 static int parse_workloads(struct fs_bench *b, const char *list)
@@ -787,7 +717,7 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 
 	switch (c) {
 	case OPT_SIZE_SCALE:
-		if (parse_num(optarg, 1, 1u << 20, &b->scale))
+		if (bench_parse_count(optarg, 1, 1u << 20, &b->scale))
 			return bfs_cmd_usage_error(cmd, "invalid size scale '%s' (1 to %u)",
 						   optarg, 1u << 20);
 		return 0;
@@ -800,18 +730,18 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 		return 0;
 	case OPT_JOBS:
 	case OPT_THREADS:
-		if (parse_num(optarg, 1, 256, &v))
+		if (bench_parse_count(optarg, 1, 256, &v))
 			return bfs_cmd_usage_error(cmd, "invalid %s count '%s' (1 to 256)",
 						   c == OPT_JOBS ? "job" : "thread", optarg);
 		*(c == OPT_JOBS ? &b->jobs : &b->threads) = (unsigned)v;
 		return 0;
 	case OPT_FSYNC_EVERY:
-		if (parse_num(optarg, 1, 1000000, &v))
+		if (bench_parse_count(optarg, 1, 1000000, &v))
 			return bfs_cmd_usage_error(cmd, "invalid --fsync-every '%s'", optarg);
 		b->fsync_every = (unsigned)v;
 		return 0;
 	case OPT_SEED:
-		if (parse_num(optarg, 0, UINT64_MAX, &b->seed))
+		if (bench_parse_count(optarg, 0, UINT64_MAX, &b->seed))
 			return bfs_cmd_usage_error(cmd, "invalid seed '%s'", optarg);
 		return 0;
 	case OPT_IMAGE:
@@ -849,7 +779,7 @@ static int parse_args(const struct bfs_cmd *cmd, struct fs_bench *b, int argc, c
 /* random, incompressible data: compression must not flatter the numbers */
 static u8 *random_data(u64 seed)
 {
-	u64 *p = malloc(DATA_BUF), s = mix64(seed ^ UINT64_C(0xda7a)), i;
+	u64 *p = malloc(DATA_BUF), s = bench_mix64(seed ^ UINT64_C(0xda7a)), i;
 
 	for (i = 0; p && i < DATA_BUF / 8; i++)
 		p[i] = next_u64(&s);
