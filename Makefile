@@ -48,6 +48,9 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 all: $(B)/bfs $(B)/libcore.a
 
+# keep object files between runs (they are intermediate to the test programs)
+.SECONDARY:
+
 # V=1 shows the full commands
 Q := $(if $(V),,@)
 
@@ -82,7 +85,7 @@ unit-check: $(UNIT_BINS)
 
 # the sanitizer build runs a shorter crash workload: same code paths, less time
 asan-check:
-	BFS_CRASH_OPS=20000 BFS_CRASH_MAX_FLUSH_STATES=30 BFS_CRASH_FS_OPS=300 \
+	BFS_CRASH_OPS=20000 BFS_CRASH_MAX_FLUSH_STATES=30 BFS_CRASH_FS_OPS=300 BFS_FUZZ_ITERS=150 \
 		$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" unit-check
 
 # long randomized operation runs against the in-memory model
