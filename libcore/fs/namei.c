@@ -58,6 +58,20 @@ static int dir_read_for_change(struct bfs_fs *fs, u64 dir, struct bfs_ns_inode *
 	return 0;
 }
 
+/* may a new entry called @name be made at all (before any lookup)? */
+static int check_new_name(struct bfs_fs *fs, const char *name, size_t len)
+{
+	int ret;
+
+	if (fs->read_only)
+		return -EROFS;
+	ret = bfs_ns_check_name(name, len);
+	if (ret)
+		return ret;
+	/* "." and ".." always exist */
+	return bfs_ns_is_dot(name, len) ? -EEXIST : 0;
+}
+
 static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 mode, u64 rdev,
 		  const char *target, size_t target_len, const struct bfs_creds *cr,
 		  struct bfs_stat *st)
@@ -69,13 +83,9 @@ static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 
 	s64 now;
 	int ret;
 
-	if (fs->read_only)
-		return -EROFS;
-	ret = bfs_ns_check_name(name, len);
+	ret = check_new_name(fs, name, len);
 	if (ret)
 		return ret;
-	if (bfs_ns_is_dot(name, len))
-		return -EEXIST;
 
 	bfs_inode_lock(fs, dir);
 	ret = dir_read_for_change(fs, dir, &d);
@@ -185,13 +195,9 @@ int bfs_fs_link(struct bfs_fs *fs, u64 ino, u64 newdir, const char *name, size_t
 	s64 now;
 	int ret;
 
-	if (fs->read_only)
-		return -EROFS;
-	ret = bfs_ns_check_name(name, len);
+	ret = check_new_name(fs, name, len);
 	if (ret)
 		return ret;
-	if (bfs_ns_is_dot(name, len))
-		return -EEXIST;
 
 	bfs_inode_lock2(fs, ino, newdir);
 	ret = bfs_ns_inode_read(fs, ino, &inode);
