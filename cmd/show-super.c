@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "output.h"
 
+#include <bfs/btree.h>
 #include <bfs/checksum.h>
 #include <bfs/os.h>
 #include <bfs/super.h>
@@ -70,6 +71,33 @@ static const char *field_name(u32 type)
 	}
 }
 
+/* the clean-shutdown section: journal position and the btree roots */
+static void describe_clean(struct bfs_out *o, const struct bfs_sb_field *f)
+{
+	const struct bfs_sb_clean *cl = (const void *)f->data;
+	size_t bytes = (size_t)le32_to_cpu(f->u64s) * 8 - sizeof(*f);
+	u32 nr, i;
+
+	if (bytes < sizeof(*cl))
+		return;
+	nr = le32_to_cpu(cl->nr_roots);
+	nr = (u32)BFS_MIN((u64)nr, (bytes - sizeof(*cl)) / sizeof(cl->roots[0]));
+	out_u64(o, "journal_seq", "Journal seq", le64_to_cpu(cl->journal_seq));
+	out_array(o, "roots", "Btree roots");
+	for (i = 0; i < nr; i++) {
+		const struct bfs_btree_ptr *p = &cl->roots[i];
+
+		out_object(o, NULL, NULL);
+		out_str(o, "btree", "Btree", "%s", bfs_btree_id_name(p->btree_id));
+		out_u64(o, "offset", "Root node at", le64_to_cpu(p->offset));
+		out_note(o, "(level %u)", p->level);
+		out_u64(o, "level", "Level", p->level);
+		o->rows[o->nr - 1].flags |= OUT_JSON_ONLY;
+		out_end(o);
+	}
+	out_end(o);
+}
+
 static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 {
 	const u8 *p = (const u8 *)sb->fields, *end = (const u8 *)sb + le32_to_cpu(sb->bytes);
@@ -83,6 +111,8 @@ static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 		out_str(o, "name", "Section", "%s", field_name(type));
 		out_u64(o, "type", "Type", type & ~BFS_SB_FIELD_REQUIRED);
 		out_size(o, "bytes", "Bytes", (u64)le32_to_cpu(f->u64s) * 8);
+		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_CLEAN)
+			describe_clean(o, f);
 		out_end(o);
 		p += (size_t)le32_to_cpu(f->u64s) * 8;
 	}
