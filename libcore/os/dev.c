@@ -106,10 +106,9 @@ static int dev_lock(struct bfs_dev *dev, unsigned flags)
 	while (flock(dev->fd, op | LOCK_NB) < 0) {
 		if (errno == EINTR)
 			continue;
-		if (errno == EWOULDBLOCK) {
-			bfs_err("%s: device is in use", dev->path);
+		/* the caller says it in its own words: -EBUSY is "in use" */
+		if (errno == EWOULDBLOCK)
 			return -EBUSY;
-		}
 		return -errno;
 	}
 	return 0;
