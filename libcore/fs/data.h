@@ -167,6 +167,12 @@ int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 sk
 			 size_t len);
 /* read logical bytes [off, off + len) of @ino (holes read as zeros, no size clamp) */
 int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u64 off);
+/*
+ * Lock inode @ino and read it; it must be a regular file (-EISDIR for a
+ * directory, @not_reg for anything else).  0 with the lock held, or an
+ * error with the lock released.
+ */
+int bfs_data_lock_file(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int not_reg);
 
 /* ---- data_write.c ---- */
 /* largest file: offsets in sectors stay far from u64 limits */

@@ -8,20 +8,32 @@
 
 #include "data.h"
 
+int bfs_data_lock_file(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int not_reg)
+{
+	int ret;
+
+	bfs_inode_lock(fs, ino);
+	ret = bfs_inode_read(fs, ino, inode);
+	if (!ret && S_ISDIR(inode->mode))
+		ret = -EISDIR;
+	else if (!ret && !S_ISREG(inode->mode))
+		ret = not_reg;
+	if (ret)
+		bfs_inode_unlock(fs, ino);
+	return ret;
+}
+
 ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
 {
 	struct bfs_inode inode;
 	int ret;
 
-	bfs_inode_lock(fs, ino);
-	ret = bfs_inode_read(fs, ino, &inode);
-	if (!ret && S_ISDIR(inode.mode))
-		ret = -EISDIR;
-	else if (!ret && !S_ISREG(inode.mode))
-		ret = -EINVAL;
-	if (ret || off >= inode.size) {
-		bfs_inode_unlock(fs, ino);
+	ret = bfs_data_lock_file(fs, ino, &inode, -EINVAL);
+	if (ret)
 		return ret;
+	if (off >= inode.size) {
+		bfs_inode_unlock(fs, ino);
+		return 0;
 	}
 	len = (size_t)BFS_MIN((u64)len, inode.size - off);
 	ret = bfs_data_read_range(fs->data, ino, buf, len, off);

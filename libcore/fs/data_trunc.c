@@ -432,14 +432,10 @@ int bfs_fs_fallocate(struct bfs_fs *fs, u64 ino, unsigned mode, u64 off, u64 len
 		return -EINVAL;
 	if (off > BFS_DATA_MAX_BYTES || len > BFS_DATA_MAX_BYTES - off)
 		return -EFBIG;
-	bfs_inode_lock(fs, ino);
-	ret = bfs_inode_read(fs, ino, &inode);
-	if (!ret && S_ISDIR(inode.mode))
-		ret = -EISDIR;
-	else if (!ret && !S_ISREG(inode.mode))
-		ret = -ENODEV;
-	if (!ret)
-		ret = fallocate_locked(fs, &inode, mode, off, len);
+	ret = bfs_data_lock_file(fs, ino, &inode, -ENODEV);
+	if (ret)
+		return ret;
+	ret = fallocate_locked(fs, &inode, mode, off, len);
 	bfs_inode_unlock(fs, ino);
 	return ret;
 }

@@ -271,14 +271,10 @@ ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u6
 		return 0;
 	if (off > BFS_DATA_MAX_BYTES || len > BFS_DATA_MAX_BYTES - off)
 		return -EFBIG;
-	bfs_inode_lock(fs, ino);
-	ret = bfs_inode_read(fs, ino, &inode);
-	if (!ret && S_ISDIR(inode.mode))
-		ret = -EISDIR;
-	else if (!ret && !S_ISREG(inode.mode))
-		ret = -EINVAL;
-	if (!ret)
-		ret = bfs_data_write_locked(fs, &inode, buf, len, off);
+	ret = bfs_data_lock_file(fs, ino, &inode, -EINVAL);
+	if (ret)
+		return ret;
+	ret = bfs_data_write_locked(fs, &inode, buf, len, off);
 	bfs_inode_unlock(fs, ino);
 	return ret;
 }
