@@ -547,16 +547,6 @@ static int run_phases(const struct bfs_cmd *cmd, struct btree_bench *b)
 
 /* ---- output ---- */
 
-static u64 ops_per_sec(const struct phase_result *r)
-{
-	return r->ns ? (u64)((double)r->ops * 1e9 / (double)r->ns) : 0;
-}
-
-static u64 ns_per_op(const struct phase_result *r)
-{
-	return r->ops ? (r->ns + r->ops / 2) / r->ops : 0;
-}
-
 static void describe_config(struct bfs_out *o, const struct btree_bench *b)
 {
 	out_str(o, "benchmark", "Benchmark", "btree");
@@ -578,8 +568,8 @@ static void describe_result(struct bfs_out *o, enum bench_op op, const struct ph
 	out_str(o, "op", "Operation", "%s", op_names[op]);
 	out_u64(o, "ops", "Ops", r->ops);
 	out_u64(o, "total_ns", "Time (ns)", r->ns);
-	out_u64(o, "ns_per_op", "ns/op", ns_per_op(r));
-	out_u64(o, "ops_per_sec", "ops/s", ops_per_sec(r));
+	out_u64(o, "ns_per_op", "ns/op", bench_ns_per_op(r->ns, r->ops));
+	out_u64(o, "ops_per_sec", "ops/s", bench_per_sec(r->ops, r->ns));
 	out_size(o, "max_rss", "Peak RSS so far", r->max_rss);
 	out_size(o, "cache_bytes", "Node cache", r->stats.cache_bytes);
 	/* what the phase cost below the btree: the "why" of a number */
@@ -608,7 +598,7 @@ static void print_table(const struct btree_bench *b)
 		const struct phase_result *r = &b->res[op];
 
 		printf("%-12s %12" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12s %12s\n",
-		       op_names[op], r->ops, ns_per_op(r), ops_per_sec(r),
+		       op_names[op], r->ops, bench_ns_per_op(r->ns, r->ops), bench_per_sec(r->ops, r->ns),
 		       bfs_human_size(r->max_rss, h1), bfs_human_size(r->stats.cache_bytes, h2));
 	}
 }

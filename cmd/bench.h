@@ -20,6 +20,10 @@ u64 bench_stream_seed(u64 seed, unsigned a, unsigned b);
 int bench_image_create(const struct bfs_cmd *cmd, const char *opt, const char *tag, char **path);
 void bench_image_remove(char **path);
 
+/* rates: @n operations (or bytes) in @ns nanoseconds, rounded */
+u64 bench_per_sec(u64 n, u64 ns);
+u64 bench_ns_per_op(u64 ns, u64 ops);
+
 /* a decimal count with an optional k/M/G (10^3, 10^6, 10^9) suffix in [min, max] */
 int bench_parse_count(const char *s, u64 min, u64 max, u64 *out);
 

@@ -591,16 +591,6 @@ static int run_workloads(const struct bfs_cmd *cmd, struct fs_bench *b)
 
 /* ---- output ---- */
 
-static u64 per_sec(u64 n, u64 ns)
-{
-	return ns ? (u64)((double)n * 1e9 / (double)ns) : 0;
-}
-
-static u64 ns_per_op(const struct result *r)
-{
-	return r->ops ? (r->ns + r->ops / 2) / r->ops : 0;
-}
-
 static void describe_config(struct bfs_out *o, const struct fs_bench *b)
 {
 	out_str(o, "benchmark", "Benchmark", "fs");
@@ -624,9 +614,9 @@ static void describe_result(struct bfs_out *o, enum fs_workload w, const struct 
 	out_u64(o, "ops", "Ops", r->ops);
 	out_u64(o, "bytes", "Bytes", r->bytes);
 	out_u64(o, "total_ns", "Time (ns)", r->ns);
-	out_u64(o, "ns_per_op", "ns/op", ns_per_op(r));
-	out_u64(o, "ops_per_sec", "ops/s", per_sec(r->ops, r->ns));
-	out_u64(o, "bytes_per_sec", "bytes/s", per_sec(r->bytes, r->ns));
+	out_u64(o, "ns_per_op", "ns/op", bench_ns_per_op(r->ns, r->ops));
+	out_u64(o, "ops_per_sec", "ops/s", bench_per_sec(r->ops, r->ns));
+	out_u64(o, "bytes_per_sec", "bytes/s", bench_per_sec(r->bytes, r->ns));
 	out_u64(o, "threads", "Threads", r->threads);
 	out_u64(o, "fsyncs", "fsync/sync calls", r->fsyncs);
 	out_end(o);
@@ -646,7 +636,7 @@ static void print_table(const struct fs_bench *b)
 		printf("%-11s %10" PRIu64 " %12" PRIu64 " %10.1f %10" PRIu64 " %10" PRIu64
 		       " %8u\n", w_names[w], r->ops, r->bytes,
 		       r->ns ? (double)r->bytes * 1e3 / (double)r->ns : 0.0,
-		       per_sec(r->ops, r->ns), ns_per_op(r), r->threads);
+		       bench_per_sec(r->ops, r->ns), bench_ns_per_op(r->ns, r->ops), r->threads);
 	}
 	printf("\nMB = 10^6 bytes; IOPS = ops/s (files/s for smallfiles, objects/s for "
 	       "objects).\n");

@@ -87,6 +87,16 @@ void bench_image_remove(char **path)
 	*path = NULL;
 }
 
+u64 bench_per_sec(u64 n, u64 ns)
+{
+	return ns ? (u64)((double)n * 1e9 / (double)ns) : 0;
+}
+
+u64 bench_ns_per_op(u64 ns, u64 ops)
+{
+	return ops ? (ns + ops / 2) / ops : 0;
+}
+
 int bench_parse_count(const char *s, u64 min, u64 max, u64 *out)
 {
 	unsigned long long v, mult = 1;
