@@ -3,10 +3,11 @@
  * Crash tests of filesystem operations.
  *
  * A workload of file and directory operations (create, write, truncate,
- * rename, link, unlink, mkdir, rmdir, fsync of files and directories) runs
+ * punch hole, rename, link, unlink, mkdir, rmdir, symlink, setxattr,
+ * removexattr, fsync of files and directories) runs
  * on a recorded memory device.  After every operation the whole tree is
  * read back and its state hashed (names, types, sizes, link counts, file
- * contents).  Each crashed state built from the I/O log (crash_states.h)
+ * contents, symlink targets, xattrs).  Each crashed state built from the I/O log (crash_states.h)
  * must open (replaying the journal), pass bfs_btree_verify(), and show
  * exactly the tree after some operation T with
  *   last fsync'd operation <= T <= last operation begun,
@@ -92,6 +93,32 @@ static int hash_inode(struct bfs_fs *fs, const char *name, u64 ino, struct buf *
 	snprintf(line, sizeof(line), "%s %o %u %llu", name, st.mode & S_IFMT, st.nlink,
 		 (unsigned long long)(S_ISDIR(st.mode) ? 0 : st.size));
 	buf_add(out, line, strlen(line) + 1);
+	n = bfs_fs_listxattr(fs, ino, (char *)data, sizeof(data));
+	if (n < 0)
+		return (int)n;
+	if (n > 0) {
+		/* names in list order are hash order: the values of the known names */
+		static const char *const names[] = { "user.a", "user.b", "user.c" };
+		u8 val[512];
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(names); i++) {
+			ssize_t vl = bfs_fs_getxattr(fs, ino, names[i], val, sizeof(val));
+
+			if (vl == -ENODATA)
+				continue;
+			if (vl < 0)
+				return (int)vl;
+			buf_add(out, names[i], strlen(names[i]) + 1);
+			buf_add(out, val, (size_t)vl);
+		}
+	}
+	if (S_ISLNK(st.mode)) {
+		n = bfs_fs_readlink(fs, ino, (char *)data, sizeof(data));
+		if (n < 0)
+			return (int)n;
+		buf_add(out, data, (size_t)n);
+	}
 	if (S_ISREG(st.mode)) {
 		u64 h;
 
@@ -202,12 +229,34 @@ static void one_op(struct workload *w)
 				data[i] = (u8)crash_splitmix(&w->rng);
 			ck_assert_int_eq(bfs_fs_write(w->fs, st.ino, data, len, off), (ssize_t)len);
 		}
-	} else if (r < 52) {
+	} else if (r < 49) {
 		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode)) {
 			struct bfs_setattr sa = { .valid = BFS_SET_SIZE, .size = below(w, MAX_OFF) };
 
 			ck_assert_int_eq(bfs_fs_setattr(w->fs, st.ino, &sa, &st), 0);
 		}
+	} else if (r < 52) {
+		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode))
+			ck_assert_int_eq(bfs_fs_fallocate(w->fs, st.ino, BFS_FALLOC_PUNCH_HOLE |
+							  BFS_FALLOC_KEEP_SIZE, below(w, MAX_OFF),
+							  1 + below(w, 20000)), 0);
+	} else if (r < 58) {
+		static const char *const xn[] = { "user.a", "user.b", "user.c" };
+
+		/* user.* xattrs are for files and directories only (as in Linux) */
+		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && !S_ISLNK(st.mode)) {
+			const char *x = xn[below(w, 3)];
+			u64 vl = below(w, 300), i;
+
+			for (i = 0; i < vl; i++)
+				data[i] = (u8)crash_splitmix(&w->rng);
+			if (below(w, 4))
+				ck_assert_int_eq(bfs_fs_setxattr(w->fs, st.ino, x, data, vl, 0), 0);
+			else
+				bfs_fs_removexattr(w->fs, st.ino, x);
+		}
+	} else if (r < 61) {
+		bfs_fs_symlink(w->fs, d, n, strlen(n), n2, &cr, &st);
 	} else if (r < 64) {
 		bfs_fs_rename(w->fs, d, n, strlen(n), d2, n2, strlen(n2), 0);
 	} else if (r < 70) {
