@@ -38,10 +38,53 @@
 	x(SB_BACKUP_STALE, PREEN, "backup superblock differs from the primary",	\
 	  "Update it")								\
 	/* pass 1: journal */							\
-	x(JOURNAL_UNREPLAYABLE, LOSS, "journal is damaged", "Discard it")	\
+	x(JOURNAL_UNREPLAYABLE, NOFIX, "journal is damaged", "Discard it")	\
 	/* pass 1: btree nodes, keys and topology */				\
 	x(BTREE_UNREADABLE, NOFIX, "btree cannot be walked", "Ignore")		\
 	x(BTREE_DAMAGED, NOFIX, "btree is damaged", "Ignore")			\
+	x(BTREE_ROOT_BAD, LOSS, "btree root pointer is invalid", "Rebuild the btree")	\
+	x(BTREE_NODE_READ_ERROR, LOSS, "btree node cannot be read (I/O error)",	\
+	  "Rebuild the btree")							\
+	x(BTREE_NODE_NOT_A_NODE, LOSS,						\
+	  "child pointer leads to something that is not a btree node",		\
+	  "Rebuild the btree")							\
+	x(BTREE_NODE_HEADER_CSUM, LOSS, "btree node header has a bad checksum",	\
+	  "Rebuild the btree")							\
+	x(BTREE_NODE_NO_BSET, LOSS, "btree node holds no key set",		\
+	  "Rebuild the btree")							\
+	x(BTREE_PTR_STALE, LOSS,							\
+	  "child pointer leads to another node (stale or misdirected)",		\
+	  "Rebuild the btree")							\
+	x(BTREE_PTR_MISDIRECTED, LOSS,						\
+	  "child pointer and node disagree on the btree or level", "Rebuild the btree")	\
+	x(BTREE_PTR_RANGE, LOSS, "child pointer and node disagree on the key range",	\
+	  "Rebuild the btree")							\
+	x(BTREE_PTR_OUTSIDE, LOSS, "child pointer lies outside the metadata area",	\
+	  "Rebuild the btree")							\
+	x(BTREE_PTR_SHARED, LOSS, "two child pointers lead to the same node",	\
+	  "Rebuild the btree")							\
+	x(BTREE_PTR_INVALID, LOSS, "interior node holds a bad child pointer",	\
+	  "Rebuild the btree")							\
+	x(BTREE_TOPOLOGY, 0, "child nodes leave a gap or overlap in the key range",	\
+	  "Rebuild the btree")							\
+	x(BTREE_LEAF_RANGE, 0, "btree leaves do not tile the key space",	\
+	  "Rebuild the btree")							\
+	x(BTREE_BSET_BAD_SIZE, LOSS, "key set in a btree node has a bad size or offset",	\
+	  "Drop it and the key sets after it")					\
+	x(BTREE_BSET_CSUM, LOSS, "key set in a btree node has a bad checksum",	\
+	  "Drop it")								\
+	x(BTREE_KEY_OVERRUN, LOSS, "btree key runs past the end of its key set",	\
+	  "Drop the rest of the key set")					\
+	x(BTREE_KEY_INVALID, LOSS, "btree key is invalid", "Drop it")		\
+	x(BTREE_KEY_ORDER, 0, "btree keys are out of order", "Sort them")	\
+	x(BTREE_KEY_OUTSIDE_NODE, LOSS, "btree key lies outside its node's range",	\
+	  "Drop it")								\
+	x(BTREE_EXTENT_OVERLAP, LOSS, "extent overlaps the one before it", "Drop it")	\
+	x(BTREE_RANGE_FROM_SCAN, LOSS,						\
+	  "btree key range is held only by a node found by scanning the device",	\
+	  "Restore it from that node (its newest version found)")		\
+	x(BTREE_RANGE_LOST, LOSS, "btree key range is held by no node any more",	\
+	  "Rebuild the btree without it")					\
 	/* pass 2: directories and inodes */					\
 	x(FS_SKIPPED, NOFIX, "filesystem checks skipped", "Ignore")		\
 	x(DIRENT_DIR_MISSING, PREEN,						\
