@@ -100,11 +100,10 @@ static void describe_clean(struct bfs_out *o, const struct bfs_sb_field *f)
 
 static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 {
-	const u8 *p = (const u8 *)sb->fields, *end = (const u8 *)sb + le32_to_cpu(sb->bytes);
+	const struct bfs_sb_field *f;
 
 	out_array(o, "sections", "Sections");
-	while (p < end) {
-		const struct bfs_sb_field *f = (const void *)p;
+	bfs_sb_for_each_field(sb, f) {
 		u32 type = le32_to_cpu(f->type);
 
 		out_object(o, NULL, NULL);
@@ -114,7 +113,6 @@ static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_CLEAN)
 			describe_clean(o, f);
 		out_end(o);
-		p += (size_t)le32_to_cpu(f->u64s) * 8;
 	}
 	out_end(o);
 }

@@ -20,12 +20,21 @@
 
 #include "bkey.h"
 
+/*
+ * The btrees: x(NAME, id, "name").  Ids are on disk (node headers, child
+ * pointers, journal entries); names are what tools print and accept.
+ */
+#define BFS_BTREE_IDS(x)						\
+	x(EXTENTS,	0,	"extents")	/* extent keys: pos is the end of the range */	\
+	x(INODES,	1,	"inodes")					\
+	x(DIRENTS,	2,	"dirents")					\
+	x(XATTRS,	3,	"xattrs")					\
+	x(ALLOC,	4,	"alloc")
+
 enum bfs_btree_id {
-	BFS_BTREE_EXTENTS	= 0,	/* extent keys: pos is the end of the range */
-	BFS_BTREE_INODES	= 1,
-	BFS_BTREE_DIRENTS	= 2,
-	BFS_BTREE_XATTRS	= 3,
-	BFS_BTREE_ALLOC		= 4,
+#define x(n, nr, name) BFS_BTREE_##n = nr,
+	BFS_BTREE_IDS(x)
+#undef x
 	BFS_BTREE_NR
 };
 

@@ -30,16 +30,13 @@
 #include <time.h>
 
 #include "dev.h"
+#include "fs_format.h"
 #include "types.h"
 
 struct bfs_fs;
 
 #define BFS_ROOT_INO		1	/* as FUSE numbers the root */
-#define BFS_NAME_MAX		255
-#define BFS_LINK_MAX		65000
-#define BFS_XATTR_NAME_MAX	255
-#define BFS_XATTR_SIZE_MAX	(64 * 1024)
-#define BFS_SYMLINK_MAX		4095
+/* BFS_NAME_MAX, BFS_LINK_MAX, BFS_SYMLINK_MAX and the xattr limits: fs_format.h */
 
 struct bfs_fs_opts {
 	bool	read_only;	/* no writes at all, not even journal replay */
@@ -195,12 +192,5 @@ struct bfs_sb;
  * superblock into *sb (a BFS_SB_MAX_BYTES buffer).
  */
 int bfs_fs_format(struct bfs_dev *dev, struct bfs_sb *sb);
-/*
- * Register validate/to_text hooks for the filesystem's key types (inode,
- * dirent, xattr, ...).  bfs_fs_open() and bfs_fs_format() call it; tools that
- * read the btrees without opening the filesystem (dump-btree, fsck) call it
- * first.  Idempotent.
- */
-void bfs_fs_register_key_types(void);
 
 #endif /* BFS_FS_H */

@@ -142,7 +142,7 @@ struct bfs_core {
 	u8	uuid[16];
 	bool	read_only;
 	bool	allow_torn;		/* opened after a crash: a torn last bset ends a node */
-	int	fatal;			/* sticky error: the core refuses writes */
+	int	fatal;			/* sticky error: the core refuses writes (atomic: core_fatal()) */
 
 	struct btree_root trees[BFS_BTREE_NR];
 	struct btree_cache cache;
@@ -158,7 +158,6 @@ struct bfs_core {
 	bfs_mutex commit_lock;
 	bfs_mutex roots_lock;
 	u64	node_seq_next;
-	bfs_mutex stats_lock;
 	struct bfs_core_stats stats;
 
 	/* readahead: one background thread reading leaves ahead of scans */
@@ -334,6 +333,12 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
 					     const bool *have),
 			   bool *replayed);
+
+/* written under commit_lock, read by any thread (writability checks) */
+static inline int core_fatal(const struct bfs_core *c)
+{
+	return __atomic_load_n(&c->fatal, __ATOMIC_ACQUIRE);
+}
 
 /* under the write lock, after changing keys[] (or killing the node) */
 static inline void bfs_node_changed(struct btree_node *n)

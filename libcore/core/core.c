@@ -363,7 +363,7 @@ int bfs_core_flush(struct bfs_core *c)
 	int ret = bfs_core_check_writable(c);
 
 	if (ret)
-		return ret == -EROFS && c->read_only && !c->fatal ? 0 : ret;
+		return ret == -EROFS && c->read_only && !core_fatal(c) ? 0 : ret;
 	if (!c->j)
 		return bfs_core_checkpoint(c);
 	bfs_mutex_lock(&c->commit_lock);
@@ -377,7 +377,7 @@ int bfs_core_flush_seq(struct bfs_core *c, u64 seq)
 	int ret = bfs_core_check_writable(c);
 
 	if (ret)
-		return ret == -EROFS && c->read_only && !c->fatal ? 0 : ret;
+		return ret == -EROFS && c->read_only && !core_fatal(c) ? 0 : ret;
 	if (!c->j)
 		return bfs_core_checkpoint(c);
 	/* entries are written in order: a seq already durable needs no I/O */
@@ -393,15 +393,15 @@ int bfs_core_close(struct bfs_core *c)
 	if (!c)
 		return 0;
 	bfs_readahead_stop(c);
-	if (!c->read_only && !c->fatal && bfs_core_any_damaged(c)) {
+	if (!c->read_only && !core_fatal(c) && bfs_core_any_damaged(c)) {
 		/* a salvage open that did not rebuild: leave the device as it was */
 		ret = -EUCLEAN;
-	} else if (!c->read_only && !c->fatal) {
+	} else if (!c->read_only && !core_fatal(c)) {
 		ret = bfs_core_checkpoint(c);
 		if (!ret)
 			ret = bfs_core_write_clean(c, true);
-	} else if (c->fatal) {
-		ret = c->fatal;
+	} else if (core_fatal(c)) {
+		ret = core_fatal(c);
 	}
 	core_free(c);
 	return ret;

@@ -35,7 +35,6 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	*out = NULL;
 	if (!opts)
 		opts = &defaults;
-	bfs_fs_register_key_types();
 	fs = bfs_zalloc(sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;

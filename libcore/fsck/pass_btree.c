@@ -296,7 +296,6 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	unsigned id;
 	int ret;
 
-	bfs_fs_register_key_types();	/* validate filesystem keys too */
 	ret = open_core(f, false, &opts, &c);
 	if (ret) {
 		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));

@@ -316,7 +316,6 @@ static Suite *repair_suite(void)
 	Suite *s = suite_create("btree_repair");
 	TCase *tc = tcase_create("repair");
 
-	bfs_fs_register_key_types();
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_clean_image);
