@@ -19,7 +19,10 @@ OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Wformat=2 $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-DBFS_VERSION='"$(VERSION)"' -Iinclude -Ilibcore $(PKG_CFLAGS) $(CFLAGS)
+	-DBFS_VERSION='"$(VERSION)"' -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+# white-box tests may reach libcore's internal headers; libcore and cmd may not
+# (tests/check-layers.sh checks the direction of every include)
+TEST_IFLAGS := -Ilibcore
 LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm $(LDLIBS)
 
 B ?= build
@@ -57,7 +60,7 @@ Q := $(if $(V),,@)
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_ALL) $(if $(filter tests/%,$<),$(TEST_IFLAGS) $(CHECK_CFLAGS)) -MMD -MP -c -o $@ $<
 
 $(B)/libcore.a: $(LIB_OBJS)
 	@rm -f $@
@@ -106,6 +109,7 @@ integration-check: $(B)/bfs $(TOOL_BINS)
 	@sh tests/run-integration.sh $(B)/bfs
 
 check: all
+	sh tests/check-layers.sh
 	$(MAKE) unit-check
 	$(MAKE) asan-check
 	$(MAKE) clang-check

@@ -27,6 +27,7 @@
 #include "format.h"
 
 struct bfs_core;
+struct bfs_alloc;
 
 struct bfs_core_opts {
 	bool	read_only;	/* never write the device (no replay writes either) */
@@ -84,6 +85,12 @@ int bfs_core_checkpoint(struct bfs_core *c);
 
 /* salvage opens: was btree @id found damaged at open (or by replay)? */
 bool bfs_core_btree_damaged(struct bfs_core *c, unsigned id);
+
+/* for the filesystem's data allocator, which shares the bucket space */
+struct bfs_alloc *bfs_core_alloc(struct bfs_core *c);
+bool bfs_core_is_read_only(struct bfs_core *c);
+/* levels of the deepest btree (1: its root is a leaf) */
+unsigned bfs_core_max_depth(struct bfs_core *c);
 
 /* the in-memory superblock (valid while the core is open) */
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c);

@@ -30,7 +30,7 @@
 #include <bfs/os.h>
 #include <bfs/super.h>
 
-#include "../alloc/alloc.h"
+#include <bfs/alloc.h>
 
 struct pend_block {
 	struct pend_block *next;

@@ -408,6 +408,23 @@ int bfs_core_close(struct bfs_core *c)
 }
 
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c) { return c->sbh.sb; }
+struct bfs_alloc *bfs_core_alloc(struct bfs_core *c) { return c->alloc; }
+bool bfs_core_is_read_only(struct bfs_core *c) { return c->read_only; }
+
+unsigned bfs_core_max_depth(struct bfs_core *c)
+{
+	unsigned id, depth = 1;
+
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		struct btree_root *r = &c->trees[id];
+
+		bfs_read_lock(&r->root_lock);
+		if (r->node)
+			depth = BFS_MAX(depth, r->node->level + 1u);
+		bfs_rwlock_unlock(&r->root_lock);
+	}
+	return depth;
+}
 struct bfs_dev *bfs_core_dev(struct bfs_core *c) { return c->dev; }
 
 void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s)
