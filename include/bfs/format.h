@@ -99,7 +99,25 @@ BFS_STATIC_SIZE(struct bfs_sb_field, 8);
 enum bfs_sb_field_type {
 	/* clean-shutdown state: journal sequence and btree roots (see btree) */
 	BFS_SB_FIELD_CLEAN	= 1,
+	/* what repairs lost (struct bfs_sb_repair); optional, written by fsck */
+	BFS_SB_FIELD_REPAIR	= 2,
 };
+
+/*
+ * BFS_SB_FIELD_REPAIR payload: which btrees a repair could not restore
+ * completely (bcachefs' btrees_lost_data): a rebuild that lost key ranges,
+ * or restored ranges from nodes found by scanning the device (which may be
+ * older versions).  Later passes and later fscks know where to look harder;
+ * show-super prints it.  Bits accumulate until `bfs set-option` clears them.
+ */
+struct bfs_sb_repair {
+	__le32	btrees_lost_data;	/*  0: bit per enum bfs_btree_id */
+	__le32	flags;			/*  4: zero */
+	__le64	nr_rebuilds;		/*  8: btree rebuilds so far */
+	__le64	last_rebuild;		/* 16: seconds since the epoch */
+	__le64	reserved;		/* 24: zero */
+};
+BFS_STATIC_SIZE(struct bfs_sb_repair, 32);
 
 struct bfs_sb {
 	__le64	magic;			/*   0 */

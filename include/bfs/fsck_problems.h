@@ -41,7 +41,10 @@
 	x(JOURNAL_UNREPLAYABLE, NOFIX, "journal is damaged", "Discard it")	\
 	/* pass 1: btree nodes, keys and topology */				\
 	x(BTREE_UNREADABLE, NOFIX, "btree cannot be walked", "Ignore")		\
-	x(BTREE_DAMAGED, NOFIX, "btree is damaged", "Ignore")			\
+	x(BTREE_DAMAGED, NOFIX, "btree is still damaged after its rebuild", "Ignore")	\
+	x(BTREE_REPLAY_BLOCKED, LOSS,						\
+	  "journal keys cannot be replayed into a damaged btree node",		\
+	  "Rebuild the btree and replay them on top")				\
 	x(BTREE_ROOT_BAD, LOSS, "btree root pointer is invalid", "Rebuild the btree")	\
 	x(BTREE_NODE_READ_ERROR, LOSS, "btree node cannot be read (I/O error)",	\
 	  "Rebuild the btree")							\

@@ -126,6 +126,8 @@ struct btree_root {
 	struct bfs_btree_ptr disk;
 	/* salvage opens: found damaged; node may be NULL (root unreadable) */
 	bool	damaged;
+	u16	damage_code;		/* what was found first (enum bfs_problem_code) */
+	char	damage[192];
 	/* replayed keys that could not be applied (salvage): seq, then the key */
 	u64	*stash;
 	size_t	stash_u64s, stash_cap;
@@ -315,6 +317,9 @@ u64 bfs_new_node_seq(struct bfs_core *c);
 /* ---- core ---- */
 int bfs_core_checkpoint_locked(struct bfs_core *c);
 bool bfs_core_any_damaged(struct bfs_core *c);
+/* salvage: remember the first damage found in btree @id (the finding fsck reports) */
+void bfs_core_note_damage(struct bfs_core *c, u8 id, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* salvage: keep a replayed key that cannot be applied to damaged btree @id */
 int bfs_core_stash_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u64 seq);
 int bfs_core_check_writable(struct bfs_core *c);

@@ -8,6 +8,7 @@
  * checkpoint.  A read-write open clears BFS_SB_CLEAN on disk before anything
  * else is written, so a crash from then on is followed by replay.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "../btree/internal.h"
@@ -131,11 +132,13 @@ static int mark_tree(struct bfs_core *c, u8 id, struct btree_node *n)
 		off = le64_to_cpu(bkey_ptr_val(k)->offset);
 		ret = bfs_alloc_mark_used(c->alloc, off);
 		if (ret) {
-			bfs_err("btree %s level %u node at %llu: child pointer to %llu %s",
-				bfs_btree_id_name(id), n->level, (unsigned long long)n->offset,
-				(unsigned long long)off,
-				ret == -EEXIST ? "points to a node that is already in use"
-					       : "is outside the metadata area");
+			bfs_core_note_damage(c, id, ret == -EEXIST ? PR_BTREE_PTR_SHARED :
+					     PR_BTREE_PTR_OUTSIDE,
+					     "btree %s level %u node at %llu: child pointer to %llu %s",
+					     bfs_btree_id_name(id), n->level,
+					     (unsigned long long)n->offset, (unsigned long long)off,
+					     ret == -EEXIST ? "points to a node that is already in use"
+							    : "is outside the metadata area");
 			return -EUCLEAN;
 		}
 		if (n->level > 1) {
@@ -167,14 +170,22 @@ static int load_roots(struct bfs_core *c, const struct bfs_btree_ptr *jroots, co
 		*p = c->trees[id].disk;
 		if (p->btree_id != id || p->level >= BFS_BTREE_MAX_DEPTH ||
 		    !bfs_bpos_eq(bfs_bpos_from_disk(&p->min_key), BFS_POS_MIN)) {
-			bfs_err("btree %s: bad root pointer", bfs_btree_id_name(id));
+			bfs_core_note_damage(c, (u8)id, PR_BTREE_ROOT_BAD, "btree %s: bad root pointer",
+					     bfs_btree_id_name(id));
 			ret = -EUCLEAN;
 		} else if (bfs_alloc_mark_used(c->alloc, le64_to_cpu(p->offset))) {
-			bfs_err("btree %s: root node at %llu is outside the metadata area or shared",
-				bfs_btree_id_name(id), (unsigned long long)le64_to_cpu(p->offset));
+			bfs_core_note_damage(c, (u8)id, PR_BTREE_ROOT_BAD,
+					     "btree %s: root node at %llu is outside the metadata "
+					     "area or shared", bfs_btree_id_name(id),
+					     (unsigned long long)le64_to_cpu(p->offset));
 			ret = -EUCLEAN;
 		} else {
 			ret = bfs_cache_get(c, (u8)id, k, &c->trees[id].node);
+			if (ret == -EUCLEAN || (ret && c->opts.salvage))
+				bfs_core_note_damage(c, (u8)id, PR_BTREE_ROOT_BAD,
+						     "btree %s: the root node at %llu cannot be read",
+						     bfs_btree_id_name(id),
+						     (unsigned long long)le64_to_cpu(p->offset));
 			if (!ret)
 				ret = mark_tree(c, (u8)id, c->trees[id].node);
 		}
@@ -218,6 +229,52 @@ static int read_clean(struct bfs_core *c, u64 *jseq)
 bool bfs_core_btree_damaged(struct bfs_core *c, unsigned id)
 {
 	return id < BFS_BTREE_NR && c->trees[id].damaged;
+}
+
+void bfs_core_note_damage(struct bfs_core *c, u8 id, unsigned code, const char *fmt, ...)
+{
+	struct btree_root *t = &c->trees[id];
+	char what[sizeof(t->damage)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!t->damage_code) {
+		t->damage_code = (u16)code;
+		memcpy(t->damage, what, sizeof(what));
+	}
+	if (!c->opts.salvage)	/* fsck reports it as a finding */
+		bfs_err("%s", what);
+}
+
+int bfs_core_note_rebuild(struct bfs_core *c, unsigned id, bool lost_data)
+{
+	struct bfs_sb_field *f = bfs_sb_field_get(c->sbh.sb, BFS_SB_FIELD_REPAIR);
+	u32 u64s = (u32)((sizeof(*f) + sizeof(struct bfs_sb_repair)) / 8);
+	struct bfs_sb_repair *r;
+
+	if (id >= BFS_BTREE_NR)
+		return -EINVAL;
+	if (!f || le32_to_cpu(f->u64s) < u64s)
+		f = bfs_sb_field_resize(c->sbh.sb, BFS_SB_FIELD_REPAIR, u64s);
+	if (!f)
+		return -ENOSPC;
+	r = (struct bfs_sb_repair *)f->data;
+	if (lost_data)
+		r->btrees_lost_data = cpu_to_le32(le32_to_cpu(r->btrees_lost_data) | 1U << id);
+	r->nr_rebuilds = cpu_to_le64(le64_to_cpu(r->nr_rebuilds) + 1);
+	r->last_rebuild = cpu_to_le64(bfs_realtime_ns() / 1000000000u);
+	return 0;
+}
+
+bool bfs_core_btree_damage(struct bfs_core *c, unsigned id, unsigned *code, const char **what)
+{
+	if (id >= BFS_BTREE_NR || !c->trees[id].damage_code)
+		return false;
+	*code = c->trees[id].damage_code;
+	*what = c->trees[id].damage;
+	return true;
 }
 
 bool bfs_core_any_damaged(struct bfs_core *c)
