@@ -79,7 +79,7 @@ int bfs_node_scan(struct bfs_dev *dev, const struct bfs_node_scan_geom *g,
 		  void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
 		  u64 *read_errors)
 {
-	u64 per_bucket, total, done = 0, b, dev_size = bfs_dev_size(dev);
+	u64 per_bucket, total, done = 0, b, dev_size = bfs_dev_size(dev), next_data = 0;
 	u8 *buf;
 	int ret = 0;
 
@@ -108,6 +108,16 @@ int bfs_node_scan(struct bfs_dev *dev, const struct bfs_node_scan_geom *g,
 				progress(ctx, done, total);
 			if (off + g->node_size > dev_size)
 				break;
+			/* a hole of a sparse image holds no node: jump over it */
+			if (off >= next_data)
+				next_data = bfs_dev_data_from(dev, off);
+			if (next_data >= off + g->node_size) {
+				u64 skip = BFS_MIN(next_data, (b + 1) * g->bucket_size);
+
+				done += (skip - off) / g->node_size - 1;
+				s += (skip - off) / g->node_size - 1;
+				continue;
+			}
 			/* the magic is in the first block: read the rest only for a node */
 			if (bfs_dev_read(dev, off, buf, g->block_size)) {
 				if (read_errors)
