@@ -88,6 +88,15 @@
 	  "Restore it from that node (its newest version found)")		\
 	x(BTREE_RANGE_LOST, LOSS, "btree key range is held by no node any more",	\
 	  "Rebuild the btree without it")					\
+	/* pass 1c: what the filesystem needs to be opened at all */		\
+	x(FS_COUNTER_MISSING, PREEN, "inode-number counter is missing",		\
+	  "Recreate it past every inode number in use")				\
+	x(FS_COUNTER_BEHIND, PREEN,							\
+	  "inode-number counter is not past every inode number in use",		\
+	  "Move it past them")							\
+	x(FS_ROOT_MISSING, 0, "root directory is missing", "Recreate it")	\
+	x(FS_ROOT_NOT_DIR, LOSS, "root inode is not a directory",		\
+	  "Replace it with an empty directory")					\
 	/* pass 2: directories and inodes */					\
 	x(FS_SKIPPED, NOFIX, "filesystem checks skipped", "Ignore")		\
 	x(DIRENT_DIR_MISSING, PREEN,						\

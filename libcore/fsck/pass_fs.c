@@ -323,9 +323,17 @@ static void check_inode(struct fs_check *fc, struct ino_info *i)
 		repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, i, set_sectors));
 }
 
+static bool fix_root_finding(void *ctx, const struct bfs_finding *fd)
+{
+	return bfs_fix_finding(ctx, fd);
+}
+
 int bfs_fsck_pass_fs(struct bfs_fsck *f)
 {
-	struct bfs_fs_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO };
+	struct bfs_fs_opts opts = {
+		.read_only = f->mode == BFS_FSCK_MODE_NO,
+		.check_roots = fix_root_finding, .check_ctx = f,	/* counter, root dir */
+	};
 	struct fs_check fc = { .f = f };
 	size_t i;
 	int ret;

@@ -197,6 +197,17 @@ START_TEST(test_leaf_wiped)
 }
 END_TEST
 
+START_TEST(test_first_leaf_wiped)
+{
+	struct bfs_dev *d = copy();
+
+	/* the first leaf holds the inode counter and the root directory: both come back */
+	zero_block(d, leaves[0]);
+	repair_and_check(d, NKEYS / 4);
+	bfs_dev_close(d);
+}
+END_TEST
+
 START_TEST(test_child_pointer_stale)
 {
 	struct bfs_dev *d = copy();
@@ -322,6 +333,7 @@ static Suite *repair_suite(void)
 	tcase_add_test(tc, test_scan_finds_every_node);
 	tcase_add_test(tc, test_root_wiped);
 	tcase_add_test(tc, test_leaf_wiped);
+	tcase_add_test(tc, test_first_leaf_wiped);
 	tcase_add_test(tc, test_child_pointer_stale);
 	tcase_add_test(tc, test_repair_power_cut);
 	suite_add_tcase(s, tc);
