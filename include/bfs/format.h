@@ -79,7 +79,14 @@ enum bfs_compression_type {
 #define BFS_FEAT_INCOMPAT_ZSTD	(UINT64_C(1) << 0)	/* extents may be zstd-compressed */
 #define BFS_FEAT_INCOMPAT_KNOWN	(BFS_FEAT_INCOMPAT_ZSTD)
 #define BFS_FEAT_RO_COMPAT_KNOWN	UINT64_C(0)
-#define BFS_FEAT_COMPAT_KNOWN	UINT64_C(0)
+/*
+ * Node headers carry the filesystem's node id (reserved[0] = hash_seed):
+ * a node scan and every node read can tell this filesystem's nodes from
+ * those a previous filesystem on the device left behind.  Readers that do
+ * not know the bit ignore the field, so it is compat.
+ */
+#define BFS_FEAT_COMPAT_NODE_ID	(UINT64_C(1) << 0)
+#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID)
 
 /*
  * Variable-length superblock section.  Sections follow the fixed part of the

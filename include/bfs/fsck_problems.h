@@ -55,6 +55,9 @@
 	  "Rebuild the btree")							\
 	x(BTREE_NODE_NO_BSET, LOSS, "btree node holds no key set",		\
 	  "Rebuild the btree")							\
+	x(BTREE_NODE_FOREIGN, LOSS,						\
+	  "child pointer leads to a node of another filesystem",		\
+	  "Rebuild the btree")							\
 	x(BTREE_PTR_STALE, LOSS,							\
 	  "child pointer leads to another node (stale or misdirected)",		\
 	  "Rebuild the btree")							\

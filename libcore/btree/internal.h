@@ -142,6 +142,7 @@ struct bfs_core {
 	u32	bucket_size;
 	u8	csum_type;
 	u8	uuid[16];
+	u64	node_id;		/* node headers' node_id (0: not used) */
 	bool	read_only;
 	bool	allow_torn;		/* opened after a crash: a torn last bset ends a node */
 	int	fatal;			/* sticky error: the core refuses writes (atomic: core_fatal()) */

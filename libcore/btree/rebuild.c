@@ -384,7 +384,7 @@ static int emit_scanned(struct rebuild *r, const struct source *s,
 {
 	struct bfs_node_scan_geom g = {
 		.block_size = r->c->block_size, .node_size = r->c->node_size,
-		.csum_type = r->c->csum_type,
+		.csum_type = r->c->csum_type, .node_id = r->c->node_id,
 	};
 	struct bfs_salvaged sv;
 	u32 i;

@@ -8,6 +8,7 @@
 #include <bfs/btree.h>
 #include <bfs/btree_scan.h>
 #include <bfs/checksum.h>
+#include <bfs/format.h>
 #include <bfs/os.h>
 
 void bfs_node_scan_geom_from_sb(const struct bfs_sb *sb, struct bfs_node_scan_geom *g)
@@ -21,6 +22,7 @@ void bfs_node_scan_geom_from_sb(const struct bfs_sb *sb, struct bfs_node_scan_ge
 		.journal_bucket = le64_to_cpu(sb->journal_bucket),
 		.journal_nbuckets = le32_to_cpu(sb->journal_nbuckets),
 		.csum_type = sb->csum_type,
+		.node_id = bfs_sb_node_id(sb),
 	};
 }
 
@@ -65,6 +67,10 @@ void bfs_node_examine(const struct bfs_node_scan_geom *g, u64 offset, const void
 	if (h->btree_id >= BFS_BTREE_NR || h->level >= BFS_BTREE_MAX_DEPTH ||
 	    bfs_bpos_cmp(n->min_key, n->max_key) > 0)
 		return;
+	if (g->node_id && le64_to_cpu(h->node_id) != g->node_id) {
+		n->foreign = true;	/* never a source for this filesystem's trees */
+		return;
+	}
 	n->header_ok = true;
 	bfs_node_bsets_raw(buf, g->node_size, g->block_size, g->csum_type, examine_bset, &ex);
 }

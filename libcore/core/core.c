@@ -83,6 +83,7 @@ int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb)
 	c->node_size = g.node_size;
 	c->block_size = le32_to_cpu(sb->block_size);
 	c->csum_type = sb->csum_type;
+	c->node_id = bfs_sb_node_id(sb);
 	ret = bfs_random_bytes(&c->node_seq_next, sizeof(c->node_seq_next));
 	if (!ret)
 		ret = bfs_alloc_init(&g, &c->alloc);
@@ -341,6 +342,7 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 	c->node_size = le32_to_cpu(sb->btree_node_size);
 	c->bucket_size = le32_to_cpu(sb->bucket_size);
 	c->csum_type = sb->csum_type;
+	c->node_id = bfs_sb_node_id(sb);
 	memcpy(c->uuid, sb->uuid, 16);
 	c->read_only = c->opts.read_only || c->opts.no_replay || bfs_dev_is_readonly(dev);
 	clean = le32_to_cpu(sb->flags) & BFS_SB_CLEAN;

@@ -263,6 +263,54 @@ START_TEST(test_keys_out_of_order)
 }
 END_TEST
 
+/*
+ * A device reformatted without a discard still holds the old filesystem's
+ * nodes: a scan must not take any of them for this filesystem's.
+ */
+START_TEST(test_old_filesystem_ignored)
+{
+	struct bfs_format_opts o = { .btree_node_size = 4096, .block_size = 4096,
+				     .journal_nbuckets = 8 };
+	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
+	struct bfs_dev *d = copy();
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	struct bfs_core *c;
+	char err[BFS_ERR_LEN];
+	u64 buf[16], i, n = 0, root = 0;
+	int ret;
+
+	ck_assert_msg(!bfs_sb_layout(&o, 64 * MiB, 512, sb, err), "%s", err);
+	ck_assert_int_eq(bfs_mkfs(d, sb), 0);
+	c = tu_open(d, false, 0);
+	for (i = 0; i < 100; i++)
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES,
+						  tu_key(buf, KEY_INO + i, 0, 7777, 2)), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	/* the new filesystem's inodes root is a single leaf: wipe it */
+	nr_leaves = nr_interior = 0;
+	c = tu_open(d, false, 0);
+	ck_assert_int_eq(bfs_btree_walk(c, BFS_BTREE_INODES, collect, NULL, NULL), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	root = nr_interior ? interior[0] : leaves[0];
+	zero_block(d, root);
+	ck_assert_int_eq(fsck(d, BFS_FSCK_MODE_YES, NULL), BFS_FSCK_CORRECTED);
+	ck_assert_int_eq(fsck(d, BFS_FSCK_MODE_NO, NULL), BFS_FSCK_OK);
+	c = tu_open(d, false, 0);
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS(KEY_INO, 0, 0), 0);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		ck_assert_msg(tu_val(k) == 7777, "a key of the old filesystem came back (%llu)",
+			      (unsigned long long)tu_val(k));
+		n++;
+	}
+	bfs_btree_iter_exit(&it);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	ck_assert_uint_le(n, 100);
+	bfs_free(sb);
+	bfs_dev_close(d);
+}
+END_TEST
+
 /* ---- power cuts during a repair ---- */
 
 struct repair_crash {
@@ -336,6 +384,7 @@ static Suite *repair_suite(void)
 	tcase_add_test(tc, test_first_leaf_wiped);
 	tcase_add_test(tc, test_child_pointer_stale);
 	tcase_add_test(tc, test_repair_power_cut);
+	tcase_add_test(tc, test_old_filesystem_ignored);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("nocsum");
 	tcase_add_checked_fixture(tc, setup_nocsum, teardown);
