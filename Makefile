@@ -94,8 +94,10 @@ soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs $(TOOL_BINS)
 	BFS_MODEL_SEEDS=50 BFS_MODEL_OPS=50000 CK_FORK=no $(B)/tests/test_fs_model
 	BFS_CRASH_FS_OPS=5000 BFS_CRASH_MAX_FLUSH_STATES=400 CK_FORK=no $(B)/tests/test_crash_fs
 	$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" build-asan/bfs
-	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests \
+	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests --quiet \
 		--seeds $(DAMAGE_SOAK_SEEDS) --min-converge $(DAMAGE_MIN_CONVERGE)
+	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests --quiet \
+		--seeds $(DAMAGE_SOAK_SEEDS) --modes random,any --count 4 --min-converge $(DAMAGE_MIN_CONVERGE)
 
 # fsck convergence on damaged images (tests/damage/converge.py): the percent
 # of damaged images (per mode) that must converge; 0 until repair lands

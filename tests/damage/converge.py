@@ -22,6 +22,10 @@ its seed and the command that reproduces it.
 usage: converge.py --bfs BFS --tools DIR [--seeds 1-20] [--modes a,b]
                    [--images a,b] [--count N] [--jobs N] [--timeout S]
                    [--min-converge PCT] [--case IMAGE:MODE:SEED] [--keep DIR]
+                   [--bases DIR]
+The base images are made afresh unless --bases keeps them: bfs format picks
+random node seqs and name-hash seeds, so a case reproduces exactly only on
+the same base image (--keep also saves each failing image before fsck).
 """
 import argparse
 import collections
@@ -89,13 +93,17 @@ def manifest(tools, img, timeout):
 
 
 def make_base(args, name, work):
+    """a populated image; with --bases, made once and reused, so that a case
+    can be reproduced exactly (format picks random node seqs and hash seed)"""
     fmt, pop = IMAGES[name]
-    img = os.path.join(work, "base-%s.img" % name)
-    if os.path.exists(img):
-        os.unlink(img)
-    subprocess.run([args.bfs, "format", "-q", "--size", IMAGE_SIZE] + fmt + [img], check=True)
-    subprocess.run([os.path.join(args.tools, "bfs-fsimage"), "populate", "--seed", "1",
-                    "--files", str(FILES)] + pop + [img], check=True)
+    img = os.path.join(args.bases or work, "base-%s.img" % name)
+    if not (args.bases and os.path.exists(img)):
+        if os.path.exists(img):
+            os.unlink(img)
+        subprocess.run([args.bfs, "format", "-q", "--size", IMAGE_SIZE] + fmt + [img],
+                       check=True)
+        subprocess.run([os.path.join(args.tools, "bfs-fsimage"), "populate", "--seed", "1",
+                        "--files", str(FILES)] + pop + [img], check=True)
     rc, out = run([args.bfs, "fsck", "-f", "-n", img], args.timeout)
     if rc != 0:
         sys.exit("converge: base image %s is not clean (fsck -n exit %s):\n%s" % (name, rc, out))
@@ -140,6 +148,9 @@ def one_case(args, bases, name, mode, seed, keep):
         if rc != 0:
             res["class"], res["why"] = "harness-error", "bfs-damage exit %s: %s" % (rc, out)
             return res
+        if keep:
+            subprocess.run(["cp", "--sparse=always", img, os.path.join(d, "damaged-before-fsck.img")],
+                           check=True)
         rc, out = run([args.bfs, "show-super", img], args.timeout)
         if rc != 0:
             res["class"] = "no-superblock"	# outside the contract: nothing to trust
@@ -207,6 +218,7 @@ def one_case(args, bases, name, mode, seed, keep):
             dst = os.path.join(keep, "%s-%s-%d" % (name, mode, seed))
             shutil.rmtree(dst, ignore_errors=True)
             shutil.copytree(d, dst)
+            os.rename(os.path.join(dst, "damaged.img"), os.path.join(dst, "after-fsck-y.img"))
             with open(os.path.join(dst, "log"), "w") as f:
                 f.write("%s\n%s\n%s\n" % (res.get("damage", ""), res["why"], res["out"]))
         shutil.rmtree(d, ignore_errors=True)
@@ -260,6 +272,7 @@ def main():
                     help="fail below this %% converged (per mode)")
     ap.add_argument("--case", help="IMAGE:MODE:SEED: run one case, print everything")
     ap.add_argument("--keep", help="copy every failing case (images, log) under this directory")
+    ap.add_argument("--bases", help="keep the base images here and reuse them (exact repro)")
     ap.add_argument("--quiet", action="store_true", help="no list of failing cases")
     ap.add_argument("--top", type=int, default=15, help="how many failure reasons to list")
     args = ap.parse_args()
@@ -292,6 +305,9 @@ def main():
         args.work = work
         if args.keep:
             os.makedirs(args.keep, exist_ok=True)
+        if args.bases:
+            args.bases = os.path.abspath(args.bases)
+            os.makedirs(args.bases, exist_ok=True)
         bases = {i: make_base(args, i, work) for i in images}
         cases = [(i, m, s) for m in modes for i in images for s in seeds]
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
@@ -350,8 +366,9 @@ def report(args, modes, results):
         if r["class"] in HARD:
             for line in r["out"].splitlines()[-30:]:
                 print("    | " + line)
-        print("    repro: %s --bfs %s --tools %s --count %d --case %s:%s:%d" % (
-            sys.argv[0], args.bfs, args.tools, args.count, r["image"], r["mode"], r["seed"]))
+        print("    repro: %s --bfs %s --tools %s --count %d%s --case %s:%s:%d" % (
+            sys.argv[0], args.bfs, args.tools, args.count,
+            " --bases " + args.bases if args.bases else "", r["image"], r["mode"], r["seed"]))
     hard = sum(tot[k] for k in HARD)
     if hard:
         print("FAIL: %d cases crashed, hung, or were written by fsck -n" % hard)
