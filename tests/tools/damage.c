@@ -526,7 +526,8 @@ static const struct field sb_fields[] = {
 
 static int do_super(struct image *im)
 {
-	unsigned copy = below(4) ? 0 : 1 + (unsigned)below(im->nr_sb_copies - 1);
+	unsigned copy = below(4) || im->nr_sb_copies < 2 ? 0 :
+			1 + (unsigned)below(im->nr_sb_copies - 1);
 	u64 off = im->sb_copies[copy];
 	struct bfs_sb *sb = (void *)im->buf;
 	u32 bytes;
