@@ -67,6 +67,44 @@ for s in 1 2 3 4 5 6 7 8; do
 done
 [ $n -gt 0 ] || fail "no random damage was detected at all"
 
+note "the harness catches what it is there to catch"
+# a bfs whose fsck -n writes, one whose fsck -y crashes, one whose fsck -y
+# "repairs" by deleting a file it never names: each must be caught
+cat > writes-on-n <<EOF
+#!/bin/sh
+if [ "\$1 \$3" = "fsck -n" ]; then
+	for img; do :; done
+	date +%N | dd of="\$img" bs=1 seek=100 conv=notrunc status=none
+fi
+exec "$BFS" "\$@"
+EOF
+cat > crashes-on-y <<EOF
+#!/bin/sh
+[ "\$1 \$3" = "fsck -y" ] && kill -SEGV \$\$
+exec "$BFS" "\$@"
+EOF
+cat > loses-silently <<EOF
+#!/bin/sh
+if [ "\$1 \$3" = "fsck -y" ]; then
+	"$BFS" "\$@"
+	for img; do :; done
+	"$BFS" debug -w -R "rm /file001" "\$img" >/dev/null
+	exit 0
+fi
+exec "$BFS" "\$@"
+EOF
+chmod +x writes-on-n crashes-on-y loses-silently
+for fake in writes-on-n:n-wrote crashes-on-y:crash loses-silently:unreported-loss; do
+	python3 "$REPO/tests/damage/converge.py" --bfs "./${fake%%:*}" --tools "$TOOLS" \
+		--case csum:journal:1 >out 2>&1
+	rc=$?
+	grep -q "^result: ${fake#*:} " out || { cat out; fail "${fake%%:*}: not classed ${fake#*:}"; }
+	case ${fake#*:} in
+	unreported-loss) [ $rc -eq 0 ] || { cat out; fail "${fake%%:*}: harness exit $rc"; } ;;
+	*) [ $rc -eq 1 ] || { cat out; fail "${fake%%:*}: harness exit $rc, not 1"; } ;;
+	esac
+done
+
 note "convergence sample with $CHECKED"
 python3 "$REPO/tests/damage/converge.py" --bfs "$CHECKED" --tools "$TOOLS" \
 	--seeds "${BFS_DAMAGE_SEEDS:-1-5}" --jobs 2 --timeout 300 --keep kept \
