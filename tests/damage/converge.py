@@ -219,7 +219,8 @@ def one_case(args, bases, name, mode, seed, keep):
         res["class"] = "converged"
         return res
     finally:
-        if keep and res["class"] not in ("converged", "no-target"):
+        if keep and (res["class"] in HARD or
+                     (not args.keep_hard_only and res["class"] not in ("converged", "no-target"))):
             dst = os.path.join(keep, "%s-%s-%d" % (name, mode, seed))
             shutil.rmtree(dst, ignore_errors=True)
             # cp keeps the images sparse (copytree would write every zero)
@@ -280,6 +281,8 @@ def main():
                     help="fail below this %% converged (per mode)")
     ap.add_argument("--case", help="IMAGE:MODE:SEED: run one case, print everything")
     ap.add_argument("--keep", help="copy every failing case (images, log) under this directory")
+    ap.add_argument("--keep-hard-only", action="store_true",
+                    help="--keep only crashes, hangs and writes by fsck -n")
     ap.add_argument("--bases", help="keep the base images here and reuse them (exact repro)")
     ap.add_argument("--quiet", action="store_true", help="no list of failing cases")
     ap.add_argument("--top", type=int, default=15, help="how many failure reasons to list")

@@ -107,7 +107,7 @@ done
 
 note "convergence sample with $CHECKED"
 python3 "$REPO/tests/damage/converge.py" --bfs "$CHECKED" --tools "$TOOLS" \
-	--seeds "${BFS_DAMAGE_SEEDS:-1-5}" --jobs 2 --timeout 300 --keep kept \
+	--seeds "${BFS_DAMAGE_SEEDS:-1-5}" --jobs 2 --timeout 300 --keep kept --keep-hard-only \
 	--min-converge "${BFS_DAMAGE_MIN_CONVERGE:-0}" >report 2>&1
 rc=$?
 cat report
