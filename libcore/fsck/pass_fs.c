@@ -8,12 +8,17 @@
  *   - a directory's ".." names the directory that holds its entry;
  *   - link counts: a file has one link per entry, a directory 2 + one per
  *     subdirectory;
+ *   - /lost+found exists and is a directory in / (lost_found.c);
+ *   - extents: inside the data area, within the file's size (pass_extents.c);
+ *   - buckets: generations and live sectors recomputed from the extents,
+ *     stale pointers dropped (pass_alloc.c);
+ *   - with --check-data, every chunk read back and verified (pass_data.c);
  *   - an inode with no entry is either on the orphan list (freed at the next
  *     mount) or lost, and one that still has links is reconnected to
  *     /lost+found as "#INO";
- *   - file data (extents) belongs to a regular file, and an inode's sector
- *     count is the sum of its extents.
- * Repairs are ordinary btree updates, one small transaction each.
+ *   - an inode's sector count is the sum of its extents.
+ * Repairs are ordinary btree updates, one small transaction each.  Losses
+ * are reported by path and byte range (fs_check.c keeps the paths).
  */
 #include <bfs/btree.h>
 #include <bfs/extent_format.h>
@@ -26,92 +31,25 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fs_check.h"
 #include "fsck_passes.h"
 #include "../fs/ns.h"
 
-struct ino_info {
-	u64	ino;
-	u32	mode, nlink;
-	u64	parent;		/* directories: ".." as stored */
-	u64	sectors;	/* as stored */
-	u32	links;		/* directory entries naming it */
-	u32	subdirs;	/* directories: entries naming a directory */
-	u64	ext_sectors;	/* sum of its extents */
-	u64	entry_dir;	/* a directory holding an entry for it */
-	bool	orphan;
-};
-
-struct fs_check {
-	struct bfs_fsck *f;
-	struct bfs_fs *fs;
-	struct bfs_core *c;
-	struct ino_info *in;
-	size_t nr, cap;
-};
-
-static struct ino_info *find_ino(struct fs_check *fc, u64 ino)
-{
-	size_t lo = 0, hi = fc->nr;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (fc->in[mid].ino == ino)
-			return &fc->in[mid];
-		if (fc->in[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-static int add_ino(struct fs_check *fc, const struct bfs_bkey *k)
-{
-	const struct bfs_inode_v *v = bfs_bkey_val(k);
-
-	if (fc->nr == fc->cap) {
-		struct ino_info *n;
-
-		fc->cap = fc->cap ? fc->cap * 2 : 1024;
-		n = bfs_realloc(fc->in, fc->cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		fc->in = n;
-	}
-	fc->in[fc->nr++] = (struct ino_info){
-		.ino = le64_to_cpu(k->inode),
-		.mode = le32_to_cpu(v->mode),
-		.nlink = le32_to_cpu(v->nlink),
-		.parent = le64_to_cpu(v->parent),
-		.sectors = le64_to_cpu(v->sectors),
-	};
-	return 0;
-}
-
-/* call @fn for every key of btree @id */
-static int for_each_key(struct fs_check *fc, enum bfs_btree_id id,
-			int (*fn)(struct fs_check *fc, const struct bfs_bkey *k))
-{
-	struct bfs_btree_iter it;
-	const struct bfs_bkey *k;
-	int ret;
-
-	bfs_btree_iter_init(&it, fc->c, id, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
-		ret = fn(fc, k);
-		if (ret)
-			break;
-	}
-	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
-}
-
 static int collect_inode(struct fs_check *fc, const struct bfs_bkey *k)
 {
-	if (k->type == BFS_KEY_INODE && !le64_to_cpu(k->offset) &&
-	    bfs_bkey_val_u64s(k) >= BFS_INODE_V_U64S)
-		return add_ino(fc, k);
+	const struct bfs_inode_v *v = bfs_bkey_val(k);
+	struct ino_info *i;
+	int ret;
+
+	if (k->type != BFS_KEY_INODE || le64_to_cpu(k->offset) ||
+	    bfs_bkey_val_u64s(k) < BFS_INODE_V_U64S)
+		return 0;
+	ret = fsck_add_ino(fc, le64_to_cpu(k->inode), le32_to_cpu(v->mode), le32_to_cpu(v->nlink),
+			   le64_to_cpu(v->parent), &i);
+	if (ret)
+		return ret;
+	i->sectors = le64_to_cpu(v->sectors);
+	i->size = le64_to_cpu(v->size);
 	return 0;
 }
 
@@ -127,13 +65,6 @@ static int collect_orphan(struct fs_check *fc, const struct bfs_bkey *k)
 	return 0;
 }
 
-/* repairs: one-update transactions; a failure is reported and counted */
-static void repair(struct fs_check *fc, enum bfs_problem_code code, int ret)
-{
-	if (ret)
-		bfs_fsck_repair_failed(fc->f, code, ret);
-}
-
 static void replace_with_whiteout(struct fs_check *fc, enum bfs_problem_code code,
 				  const struct bfs_bkey *k)
 {
@@ -141,7 +72,7 @@ static void replace_with_whiteout(struct fs_check *fc, enum bfs_problem_code cod
 
 	/* a whiteout, not a delete: later entries of the hash chain stay reachable */
 	bfs_bkey_init(&wk, BFS_KEY_HASH_WHITEOUT, bfs_bkey_pos(k), 0);
-	repair(fc, code, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, &wk));
+	fsck_repair(fc, code, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, &wk));
 }
 
 static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
@@ -160,7 +91,7 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 		if (bfs_fix_problem(fc->f, PR_DIRENT_DIR_MISSING, "'%s' -> %llu in inode %llu",
 				    name, (unsigned long long)ino,
 				    (unsigned long long)le64_to_cpu(k->inode)))
-			repair(fc, PR_DIRENT_DIR_MISSING,
+			fsck_repair(fc, PR_DIRENT_DIR_MISSING,
 			       bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
 		return 0;
 	}
@@ -181,16 +112,18 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 		if (bfs_bkey_bytes(k) <= sizeof(buf)) {
 			memcpy(nk, k, bfs_bkey_bytes(k));
 			((struct bfs_dirent_v *)bfs_bkey_val(nk))->type = (u8)((target->mode & S_IFMT) >> 12);
-			repair(fc, PR_DIRENT_TYPE, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
+			fsck_repair(fc, PR_DIRENT_TYPE, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
 		}
 	}
-	target->links++;
-	target->entry_dir = dir->ino;
+	/* the first entry names it in messages (and is where ".." should point) */
+	if (!target->links++ && fsck_set_name(fc, target, dir->ino, name, strlen(name)))
+		return -ENOMEM;
 	if (S_ISDIR(target->mode))
 		dir->subdirs++;
 	return 0;
 }
 
+/* extents without a regular file were dropped by fsck_check_extents() (or left with -n) */
 static int count_extent(struct fs_check *fc, const struct bfs_bkey *k)
 {
 	struct ino_info *i;
@@ -198,14 +131,8 @@ static int count_extent(struct fs_check *fc, const struct bfs_bkey *k)
 	if (k->type != BFS_KEY_EXTENT)
 		return 0;
 	i = find_ino(fc, le64_to_cpu(k->inode));
-	if (!i || !S_ISREG(i->mode)) {
-		bfs_fix_problem(fc->f, PR_EXTENT_NO_INODE, "extent of inode %llu, sectors %llu..%llu",
-				(unsigned long long)le64_to_cpu(k->inode),
-				(unsigned long long)bfs_bkey_start(k),
-				(unsigned long long)le64_to_cpu(k->offset));
-		return 0;
-	}
-	i->ext_sectors += bfs_bkey_size(k);
+	if (i && S_ISREG(i->mode))
+		i->ext_sectors += bfs_bkey_size(k);
 	return 0;
 }
 
@@ -217,6 +144,9 @@ static int inode_rewrite(struct fs_check *fc, const struct ino_info *i,
 	struct bfs_bkey *k = (void *)buf;
 	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0), buf, sizeof(buf));
 
+	/* gone meanwhile (an earlier repair freed it): nothing left to fix */
+	if (ret == -ENOENT)
+		return 0;
 	if (ret)
 		return ret;
 	fn(bfs_bkey_val(k), i);
@@ -246,26 +176,24 @@ static void set_sectors(struct bfs_inode_v *v, const struct ino_info *i)
 /* give unattached inode @i the entry /lost+found/#INO */
 static int reconnect(struct fs_check *fc, struct ino_info *i)
 {
-	struct bfs_dirent_ref lf;
-	struct ino_info *lfi;
+	struct ino_info *lfi = fc->lf_ino ? find_ino(fc, fc->lf_ino) : NULL;
 	struct bfs_trans *t;
 	char name[32];
 	size_t len = (size_t)snprintf(name, sizeof(name), "#%llu", (unsigned long long)i->ino);
 	u64 slot;
 	int ret;
 
-	ret = bfs_dir_lookup(fc->fs, BFS_ROOT_INO, "lost+found", 10, &lf);
-	lfi = ret ? NULL : find_ino(fc, lf.ino);
-	if (!lfi || !S_ISDIR(lfi->mode)) {
+	/* fsck_check_lost_found() made it, unless that was declined */
+	if (!lfi) {
 		bfs_fsck_printf(fc->f, "there is no /lost+found directory");
-		return ret ? ret : -ENOTDIR;
+		return -ENOENT;
 	}
-	ret = bfs_dir_free_slot(fc->fs, lf.ino, name, len, &slot);
+	ret = bfs_dir_free_slot(fc->fs, lfi->ino, name, len, &slot);
 	if (!ret)
 		ret = bfs_trans_begin(fc->c, &t);
 	if (ret)
 		return ret;
-	ret = bfs_dir_add(t, lf.ino, slot, name, len, i->ino, bfs_ns_dtype(i->mode));
+	ret = bfs_dir_add(t, lfi->ino, slot, name, len, i->ino, bfs_ns_dtype(i->mode));
 	if (ret) {
 		bfs_trans_end(t);
 		return ret;
@@ -275,10 +203,9 @@ static int reconnect(struct fs_check *fc, struct ino_info *i)
 		return ret;
 	/* the counts the later checks compare with now include the new entry */
 	i->links++;
-	i->entry_dir = lf.ino;
 	if (S_ISDIR(i->mode))
 		lfi->subdirs++;
-	return 0;
+	return fsck_set_name(fc, i, lfi->ino, name, len);
 }
 
 static void check_attached(struct fs_check *fc, struct ino_info *i)
@@ -287,7 +214,7 @@ static void check_attached(struct fs_check *fc, struct ino_info *i)
 		return;
 	if (bfs_fix_problem(fc->f, PR_INODE_UNATTACHED, "inode %llu (mode %o, %u links)",
 			    (unsigned long long)i->ino, i->mode, i->nlink))
-		repair(fc, PR_INODE_UNATTACHED, reconnect(fc, i));
+		fsck_repair(fc, PR_INODE_UNATTACHED, reconnect(fc, i));
 }
 
 static void check_inode(struct fs_check *fc, struct ino_info *i)
@@ -303,24 +230,24 @@ static void check_inode(struct fs_check *fc, struct ino_info *i)
 			struct bfs_bkey k;
 
 			bfs_bkey_init(&k, BFS_KEY_ORPHAN, BFS_POS(0, i->ino, 0), 0);
-			repair(fc, PR_INODE_LOST, bfs_btree_insert(fc->c, BFS_BTREE_INODES, &k));
+			fsck_repair(fc, PR_INODE_LOST, bfs_btree_insert(fc->c, BFS_BTREE_INODES, &k));
 		}
 		return;
 	}
 	if (i->nlink != want_nlink(i) &&
 	    bfs_fix_problem(fc->f, PR_INODE_NLINK, "inode %llu has %u, counted %u",
 			    (unsigned long long)i->ino, i->nlink, want_nlink(i)))
-		repair(fc, PR_INODE_NLINK, inode_rewrite(fc, i, set_nlink));
+		fsck_repair(fc, PR_INODE_NLINK, inode_rewrite(fc, i, set_nlink));
 	if (S_ISDIR(i->mode) && !root && i->parent != i->entry_dir &&
 	    bfs_fix_problem(fc->f, PR_DIR_PARENT, "directory %llu: \"..\" is %llu, its entry is in %llu",
 			    (unsigned long long)i->ino, (unsigned long long)i->parent,
 			    (unsigned long long)i->entry_dir))
-		repair(fc, PR_DIR_PARENT, inode_rewrite(fc, i, set_parent));
+		fsck_repair(fc, PR_DIR_PARENT, inode_rewrite(fc, i, set_parent));
 	if (S_ISREG(i->mode) && i->sectors != i->ext_sectors &&
 	    bfs_fix_problem(fc->f, PR_INODE_SECTORS, "inode %llu says %llu sectors, its extents "
 			    "hold %llu", (unsigned long long)i->ino, (unsigned long long)i->sectors,
 			    (unsigned long long)i->ext_sectors))
-		repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, i, set_sectors));
+		fsck_repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, i, set_sectors));
 }
 
 int bfs_fsck_pass_fs(struct bfs_fsck *f)
@@ -340,17 +267,27 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return ret;
 	}
 	fc.c = bfs_fs_core(fc.fs);
-	ret = for_each_key(&fc, BFS_BTREE_INODES, collect_inode);
+	ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_inode);
 	if (!ret)
-		ret = for_each_key(&fc, BFS_BTREE_INODES, collect_orphan);
+		ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_orphan);
 	if (!ret && !find_ino(&fc, BFS_ROOT_INO)) {
 		bfs_fsck_printf(f, "no root directory");
 		ret = -EUCLEAN;
 	}
 	if (!ret)
-		ret = for_each_key(&fc, BFS_BTREE_DIRENTS, check_dirent);
+		ret = fsck_for_each_key(&fc, BFS_BTREE_DIRENTS, check_dirent);
+	/* before anything is reconnected to it */
 	if (!ret)
-		ret = for_each_key(&fc, BFS_BTREE_EXTENTS, count_extent);
+		ret = fsck_check_lost_found(&fc);
+	/* extents first: what they drop is not counted in the buckets */
+	if (!ret)
+		ret = fsck_check_extents(&fc);
+	if (!ret)
+		ret = fsck_check_alloc(&fc);
+	if (!ret && f->check_data)
+		ret = fsck_check_data(&fc);
+	if (!ret)
+		ret = fsck_for_each_key(&fc, BFS_BTREE_EXTENTS, count_extent);
 	/* reconnect first: it changes the counts that check_inode() compares */
 	for (i = 0; !ret && i < fc.nr; i++)
 		check_attached(&fc, &fc.in[i]);
@@ -366,5 +303,6 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		ret = ret ? ret : r;
 	}
 	bfs_free(fc.in);
+	bfs_free(fc.names);
 	return ret;
 }
