@@ -71,7 +71,7 @@
 	x(EXTENT_PAST_EOF, PREEN, "file data lies beyond the end of the file",	\
 	  "Drop it")								\
 	x(INODE_SIZE_BAD, 0, "file size is beyond the largest file size",	\
-	  "Set it to the end of the file's data")				\
+	  "Set it from the file's data")					\
 	/* pass 2: allocation (buckets recomputed from what points into them) */	\
 	x(ALLOC_KEY_BAD, PREEN, "alloc key for a bucket outside the data area",	\
 	  "Remove it")								\

@@ -12,8 +12,9 @@
  *   - written data lies within the file's size rounded up to a block
  *     (unwritten extents may lie beyond it: fallocate with KEEP_SIZE);
  *   - a file's size is at most the largest file size (a flipped high bit
- *     would make a file that reads zeros for days): it is set to the end
- *     of the file's data.
+ *     would make a file that reads zeros for days): it is set to its low
+ *     bits if they end inside the file's last data block (the likely
+ *     original), else to the end of the file's data.
  * Which bucket owns what, and generations, are pass_alloc.c's.
  */
 #include <bfs/core.h>
@@ -147,17 +148,21 @@ static int set_size(struct fs_check *fc, struct ino_info *i, u64 size)
 
 static void check_size(struct fs_check *fc, struct ino_info *i)
 {
+	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size);
+	u64 end = BFS_MIN(i->data_end, MAX_FILE_SECTORS) << BFS_SECTOR_SHIFT;
+	u64 low = i->size & (BFS_DATA_MAX_BYTES - 1), size = end;
 	struct bfs_fsck_loc loc;
-	u64 size;
 
 	if (!S_ISREG(i->mode) || i->size <= BFS_DATA_MAX_BYTES)
 		return;
-	size = BFS_MIN(i->data_end, MAX_FILE_SECTORS) << BFS_SECTOR_SHIFT;
+	/* flipped high bits: the low ones are the size if they end in the last data block */
+	if (low <= end && low + bs > end)
+		size = low;
 	loc = fsck_file_loc(fc, i->ino, 0, NULL);
 	if (bfs_fix_problem_at(fc->f, PR_INODE_SIZE_BAD, &loc,
-			       "inode %llu (%s): size %llu, its data ends at %llu",
+			       "inode %llu (%s): size %llu, its data ends at byte %llu; new size %llu",
 			       (unsigned long long)i->ino, loc.path, (unsigned long long)i->size,
-			       (unsigned long long)size))
+			       (unsigned long long)end, (unsigned long long)size))
 		fsck_repair(fc, PR_INODE_SIZE_BAD, set_size(fc, i, size));
 }
 

@@ -8,7 +8,8 @@ for dir in "$REPO"/fixtures/f_*/; do
 	zstd -q -d -f "$dir/image.zst" -o test.img || fail "$f: cannot decompress"
 	for pass in 1 2; do
 		set +e
-		"$BFS" fsck -y test.img > raw 2>&1
+		# shellcheck disable=SC2046 # args: extra fsck options, one word each
+		"$BFS" fsck -y $(cat "$dir/args" 2>/dev/null) test.img > raw 2>&1
 		rc=$?
 		set -e
 		{ cat raw; echo "Exit status is $rc"; } > got.$pass
