@@ -9,10 +9,11 @@
  *  2. The alloc keys: generation, data type, live sectors; a key for a
  *     bucket outside the data area is removed.
  *  3. A first look at the extents: per bucket, how many pointers carry the
- *     key's generation and the newest generation above it.  A bucket whose
- *     key is older than every pointer (or missing) gets the newest pointer
- *     generation: the key is what was damaged or lost, since a bucket's new
- *     generation is committed with the first extent pointing into it.
+ *     key's generation and the newest generation above it among pointers
+ *     whose data verifies (or that have no checksum).  A bucket whose key is
+ *     older than every pointer (or missing) gets the newest such generation:
+ *     the key is what was damaged or lost, since a bucket's new generation
+ *     is committed with the first extent pointing into it.
  *  4. The extents again: a pointer into a bucket that metadata uses is
  *     dropped (the bucket is owned twice; the node or the journal wins, its
  *     data may have been overwritten), one older than its bucket is stale
@@ -150,6 +151,7 @@ static void survey_extent(struct alloc_check *ac, const struct bfs_bkey *k)
 	const struct bfs_extent_v *v = bfs_bkey_val(k);
 	struct bucket_info *bi;
 	u32 gen = le32_to_cpu(v->gen);
+	char why[200];
 	u64 b;
 
 	bi = ptr_bucket(ac, k, &b);
@@ -157,10 +159,20 @@ static void survey_extent(struct alloc_check *ac, const struct bfs_bkey *k)
 		return;
 	if (bi->has_key && gen == bi->key_gen) {
 		bi->nr_match++;
-	} else if (!bi->has_key || gen > bi->key_gen) {
-		bi->max_gen = bi->has_newer ? BFS_MAX(bi->max_gen, gen) : gen;
-		bi->has_newer = true;
+		return;
 	}
+	if (bi->has_key && gen < bi->key_gen)
+		return;		/* stale */
+	/*
+	 * It would move the bucket's generation up, or give a bucket without a
+	 * key one: only if its data vouches for it (a pointer whose offset was
+	 * damaged points at someone else's data, or at none).  Without a
+	 * checksum the pointer is trusted, as the extents are the truth.
+	 */
+	if (v->csum_type != BFS_CSUM_NONE && fsck_verify_chunk(ac->fc, k, why, sizeof(why)))
+		return;
+	bi->max_gen = bi->has_newer ? BFS_MAX(bi->max_gen, gen) : gen;
+	bi->has_newer = true;
 }
 
 /* the generation each bucket should have, from its key and the pointers into it */
