@@ -101,7 +101,10 @@ int fsck_check_lost_found(struct fs_check *fc)
 {
 	struct ino_info *target, *old;
 	struct bfs_dirent_ref de;
+	struct bfs_fsck_loc loc = BFS_FSCK_LOC_NONE;
 	int ret;
+
+	loc.path = "/lost+found";
 
 	ret = bfs_dir_lookup(fc->fs, BFS_ROOT_INO, lf_name, LF_LEN, &de);
 	if (ret && ret != -ENOENT)
@@ -114,7 +117,8 @@ int fsck_check_lost_found(struct fs_check *fc)
 			fc->lf_ino = target->ino;
 			return 0;
 		}
-		if (!bfs_fix_problem(fc->f, PR_LOST_FOUND_NOT_DIR,
+		loc.inode = target->ino;
+		if (!bfs_fix_problem_at(fc->f, PR_LOST_FOUND_NOT_DIR, &loc,
 				     "/lost+found is inode %llu, mode %o",
 				     (unsigned long long)target->ino, target->mode))
 			return 0;
@@ -126,7 +130,8 @@ int fsck_check_lost_found(struct fs_check *fc)
 	}
 	old = find_ino(fc, LOST_FOUND_INO);
 	if (old && S_ISDIR(old->mode) && !old->links) {
-		if (bfs_fix_problem(fc->f, PR_LOST_FOUND_UNATTACHED,
+		loc.inode = LOST_FOUND_INO;
+		if (bfs_fix_problem_at(fc->f, PR_LOST_FOUND_UNATTACHED, &loc,
 				    "directory %u has no entry, / has no lost+found",
 				    LOST_FOUND_INO)) {
 			ret = reattach(fc, old);
@@ -134,7 +139,7 @@ int fsck_check_lost_found(struct fs_check *fc)
 		}
 		return ret == -ENOMEM ? ret : 0;
 	}
-	if (bfs_fix_problem(fc->f, PR_LOST_FOUND_MISSING, "/ has no entry lost+found")) {
+	if (bfs_fix_problem_at(fc->f, PR_LOST_FOUND_MISSING, &loc, "/ has no entry lost+found")) {
 		ret = create(fc);
 		fsck_repair(fc, PR_LOST_FOUND_MISSING, ret);
 	}

@@ -61,6 +61,16 @@ struct alloc_check {
 	u64	first, nbuckets, bucket_size;
 };
 
+static struct bfs_fsck_loc bucket_loc(u64 b)
+{
+	struct bfs_fsck_loc loc = BFS_FSCK_LOC_NONE;
+
+	loc.btree = BFS_BTREE_ALLOC;
+	loc.has_pos = true;
+	loc.pos = BFS_POS(b, 0, 0);
+	return loc;
+}
+
 /* the bucket extent @k points into, or NULL if none (pass_extents.c said why) */
 static struct bucket_info *ptr_bucket(struct alloc_check *ac, const struct bfs_bkey *k, u64 *nr)
 {
@@ -187,10 +197,14 @@ static void choose_gens(struct alloc_check *ac)
 		if (!bi->has_newer || bi->nr_match)
 			continue;	/* the key's generation stands (pointers above it are damaged) */
 		bi->gen = bi->max_gen;
-		if (bi->has_key)
-			bi->fix_gen = bfs_fix_problem(fc->f, PR_ALLOC_GEN_WRONG,
-						      "bucket %llu has generation %u, pointers into it %u",
-						      (unsigned long long)b, bi->key_gen, bi->gen);
+		if (bi->has_key) {
+			struct bfs_fsck_loc loc = bucket_loc(b);
+
+			bi->fix_gen = bfs_fix_problem_at(fc->f, PR_ALLOC_GEN_WRONG, &loc,
+							 "bucket %llu has generation %u, pointers "
+							 "into it %u", (unsigned long long)b,
+							 bi->key_gen, bi->gen);
+		}
 		/* declined: the pointers are judged against the key (-n shows what -y does) */
 		if (bi->has_key && !bi->fix_gen && fc->f->mode != BFS_FSCK_MODE_NO)
 			bi->gen = bi->key_gen;
@@ -307,6 +321,7 @@ static int write_key(struct fs_check *fc, u64 b, u32 gen, u64 live)
 static void check_bucket(struct alloc_check *ac, u64 b)
 {
 	struct bucket_info *bi = &ac->b[b];
+	struct bfs_fsck_loc loc = bucket_loc(b);
 	struct fs_check *fc = ac->fc;
 	enum bfs_problem_code code;
 	bool fix = false;
@@ -317,7 +332,7 @@ static void check_bucket(struct alloc_check *ac, u64 b)
 		if (!bi->live)
 			return;
 		code = PR_ALLOC_MISSING;
-		fix = bfs_fix_problem(fc->f, code, "bucket %llu: %llu live sectors of generation %u",
+		fix = bfs_fix_problem_at(fc->f, code, &loc, "bucket %llu: %llu live sectors of generation %u",
 				      (unsigned long long)b, (unsigned long long)bi->live, bi->gen);
 		gen = bi->gen;
 	} else {
@@ -331,12 +346,12 @@ static void check_bucket(struct alloc_check *ac, u64 b)
 		}
 		if (!bi->live && (bi->key_live || !type_ok)) {
 			code = PR_ALLOC_LEAKED;
-			fix |= bfs_fix_problem(fc->f, code, "bucket %llu: alloc key says %llu live sectors",
+			fix |= bfs_fix_problem_at(fc->f, code, &loc, "bucket %llu: alloc key says %llu live sectors",
 					       (unsigned long long)b,
 					       (unsigned long long)bi->key_live);
 		} else if (bi->live && (bi->live != bi->key_live || !type_ok)) {
 			code = PR_ALLOC_COUNT_WRONG;
-			fix |= bfs_fix_problem(fc->f, code,
+			fix |= bfs_fix_problem_at(fc->f, code, &loc,
 					       "bucket %llu: alloc key says %llu live sectors (%s), "
 					       "pointers into it hold %llu", (unsigned long long)b,
 					       (unsigned long long)bi->key_live,

@@ -27,6 +27,7 @@
 #include <bfs/fsck.h>
 #include <bfs/os.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,6 +76,30 @@ static void replace_with_whiteout(struct fs_check *fc, enum bfs_problem_code cod
 	fsck_repair(fc, code, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, &wk));
 }
 
+/*
+ * Report a problem of inode @ino (@pos in @btree: its key or one of its
+ * entries) with its path as far as the entries seen so far tell; the path
+ * is only looked up for a problem.
+ */
+static bool __attribute__((format(printf, 5, 6)))
+fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
+       struct bfs_bpos pos, const char *fmt, ...)
+{
+	struct bfs_fsck_loc loc = fsck_file_loc(fc, pos.inode, 0, NULL);
+	char detail[BFS_FINDING_DETAIL_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	loc.btree = btree;
+	loc.has_pos = true;
+	loc.pos = pos;
+	if (!find_ino(fc, pos.inode))
+		loc.path = NULL;
+	return bfs_fix_problem_at(fc->f, code, &loc, "%s", detail);
+}
+
 static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 {
 	const struct bfs_dirent_v *v = bfs_bkey_val(k);
@@ -88,24 +113,25 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 	snprintf(name, sizeof(name), "%.*s", v->name_len, (const char *)v->name);
 	dir = find_ino(fc, le64_to_cpu(k->inode));
 	if (!dir || !S_ISDIR(dir->mode)) {
-		if (bfs_fix_problem(fc->f, PR_DIRENT_DIR_MISSING, "'%s' -> %llu in inode %llu",
-				    name, (unsigned long long)ino,
-				    (unsigned long long)le64_to_cpu(k->inode)))
+		if (fix_at(fc, PR_DIRENT_DIR_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+			   "'%s' -> %llu in inode %llu", name, (unsigned long long)ino,
+			   (unsigned long long)le64_to_cpu(k->inode)))
 			fsck_repair(fc, PR_DIRENT_DIR_MISSING,
-			       bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
+				    bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
 		return 0;
 	}
 	target = find_ino(fc, ino);
 	if (!target) {
-		if (bfs_fix_problem(fc->f, PR_DIRENT_TARGET_MISSING, "'%s' in directory %llu -> %llu",
-				    name, (unsigned long long)dir->ino, (unsigned long long)ino))
+		if (fix_at(fc, PR_DIRENT_TARGET_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+			   "'%s' in directory %llu -> %llu", name, (unsigned long long)dir->ino,
+			   (unsigned long long)ino))
 			replace_with_whiteout(fc, PR_DIRENT_TARGET_MISSING, k);
 		return 0;
 	}
 	if (v->type != (target->mode & S_IFMT) >> 12 &&
-	    bfs_fix_problem(fc->f, PR_DIRENT_TYPE, "'%s' in directory %llu says type %u, inode "
-			    "%llu has mode %o", name, (unsigned long long)dir->ino, v->type,
-			    (unsigned long long)ino, target->mode)) {
+	    fix_at(fc, PR_DIRENT_TYPE, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+		   "'%s' in directory %llu says type %u, inode %llu has mode %o", name,
+		   (unsigned long long)dir->ino, v->type, (unsigned long long)ino, target->mode)) {
 		u64 buf[BFS_BKEY_U64S + 40];
 		struct bfs_bkey *nk = (void *)buf;
 
@@ -212,21 +238,22 @@ static void check_attached(struct fs_check *fc, struct ino_info *i)
 {
 	if (i->ino == BFS_ROOT_INO || i->links || !i->nlink)
 		return;
-	if (bfs_fix_problem(fc->f, PR_INODE_UNATTACHED, "inode %llu (mode %o, %u links)",
-			    (unsigned long long)i->ino, i->mode, i->nlink))
+	if (fix_at(fc, PR_INODE_UNATTACHED, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0),
+		   "inode %llu (mode %o, %u links)", (unsigned long long)i->ino, i->mode, i->nlink))
 		fsck_repair(fc, PR_INODE_UNATTACHED, reconnect(fc, i));
 }
 
 static void check_inode(struct fs_check *fc, struct ino_info *i)
 {
+	struct bfs_bpos pos = BFS_POS(i->ino, 0, 0);
 	bool root = i->ino == BFS_ROOT_INO;
 
 	if (!root && !i->links) {
 		if (i->nlink) {
 			/* unattached and left so (check_attached() reported it) */
 		} else if (!i->orphan &&
-			   bfs_fix_problem(fc->f, PR_INODE_LOST, "inode %llu (mode %o)",
-					   (unsigned long long)i->ino, i->mode)) {
+			   fix_at(fc, PR_INODE_LOST, BFS_BTREE_INODES, pos, "inode %llu (mode %o)",
+				  (unsigned long long)i->ino, i->mode)) {
 			struct bfs_bkey k;
 
 			bfs_bkey_init(&k, BFS_KEY_ORPHAN, BFS_POS(0, i->ino, 0), 0);
@@ -235,18 +262,19 @@ static void check_inode(struct fs_check *fc, struct ino_info *i)
 		return;
 	}
 	if (i->nlink != want_nlink(i) &&
-	    bfs_fix_problem(fc->f, PR_INODE_NLINK, "inode %llu has %u, counted %u",
-			    (unsigned long long)i->ino, i->nlink, want_nlink(i)))
+	    fix_at(fc, PR_INODE_NLINK, BFS_BTREE_INODES, pos, "inode %llu has %u, counted %u",
+		   (unsigned long long)i->ino, i->nlink, want_nlink(i)))
 		fsck_repair(fc, PR_INODE_NLINK, inode_rewrite(fc, i, set_nlink));
 	if (S_ISDIR(i->mode) && !root && i->parent != i->entry_dir &&
-	    bfs_fix_problem(fc->f, PR_DIR_PARENT, "directory %llu: \"..\" is %llu, its entry is in %llu",
-			    (unsigned long long)i->ino, (unsigned long long)i->parent,
-			    (unsigned long long)i->entry_dir))
+	    fix_at(fc, PR_DIR_PARENT, BFS_BTREE_INODES, pos,
+		   "directory %llu: \"..\" is %llu, its entry is in %llu",
+		   (unsigned long long)i->ino, (unsigned long long)i->parent,
+		   (unsigned long long)i->entry_dir))
 		fsck_repair(fc, PR_DIR_PARENT, inode_rewrite(fc, i, set_parent));
 	if (S_ISREG(i->mode) && i->sectors != i->ext_sectors &&
-	    bfs_fix_problem(fc->f, PR_INODE_SECTORS, "inode %llu says %llu sectors, its extents "
-			    "hold %llu", (unsigned long long)i->ino, (unsigned long long)i->sectors,
-			    (unsigned long long)i->ext_sectors))
+	    fix_at(fc, PR_INODE_SECTORS, BFS_BTREE_INODES, pos,
+		   "inode %llu says %llu sectors, its extents hold %llu", (unsigned long long)i->ino,
+		   (unsigned long long)i->sectors, (unsigned long long)i->ext_sectors))
 		fsck_repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, i, set_sectors));
 }
 

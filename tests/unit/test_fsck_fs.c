@@ -321,6 +321,7 @@ START_TEST(test_lost_found_recreated)
 	ck_assert_ptr_nonnull(find(&s, PR_LOST_FOUND_MISSING));
 	ck_assert_ptr_nonnull(find(&s, PR_INODE_UNATTACHED));
 	ck_assert(find(&s, PR_INODE_UNATTACHED)->fixed);
+	ck_assert_uint_eq(find(&s, PR_INODE_UNATTACHED)->inode, dir.ino);
 	check_clean(dev);
 
 	fs = fs_open(dev);
