@@ -6,10 +6,13 @@
  * inode, path, byte offset), that a second fsck -n is clean, and what the
  * files read afterwards: the ranges fsck reported as lost read as holes
  * (or EIO for bad data), everything else is intact.  -n never writes.
+ * Randomized rounds mix such damage (BFS_FSCK_FS_ROUNDS, default 100, from
+ * round BFS_FSCK_FS_FIRST: a failing round runs again by itself).
  */
 #include "unit.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -483,6 +486,224 @@ START_TEST(test_size_flipped)
 }
 END_TEST
 
+/* ---- random damage to what pass 2 checks: fsck -y converges, nothing unreported is lost ---- */
+
+#define RND_FILES	8
+
+static u64 rnd_state;
+
+static u64 rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static u64 rnd_below(u64 n)
+{
+	return n ? rnd() % n : 0;
+}
+
+/* a random key of btree @id of @type (copied into @buf), false if there is none */
+static bool rnd_key(struct bfs_core *c, enum bfs_btree_id id, u8 type, u64 *buf, size_t len)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	unsigned n = 0;
+	int ret;
+
+	/* reservoir sampling: one pass, each key equally likely */
+	bfs_btree_iter_init(&it, c, id, BFS_POS_MIN, 0);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		if (k->type != type || bfs_bkey_bytes(k) > len)
+			continue;
+		if (!rnd_below(++n))
+			memcpy(buf, k, bfs_bkey_bytes(k));
+	}
+	bfs_btree_iter_exit(&it);
+	return n > 0;
+}
+
+/* one random change behind the filesystem's back, of the kinds pass 2 repairs */
+static void damage_one(struct bfs_fs *fs, unsigned kind)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_core *c = bfs_fs_core(fs);
+	const struct bfs_sb *sb = bfs_core_sb(c);
+	struct bfs_bkey *k = (void *)buf;
+	u64 bucket = le32_to_cpu(sb->bucket_size), nb = le64_to_cpu(sb->nbuckets);
+
+	switch (kind) {
+	case 0: {	/* an extent's generation */
+		struct bfs_extent_v *v = bfs_bkey_val(k);
+
+		if (!rnd_key(c, BFS_BTREE_EXTENTS, BFS_KEY_EXTENT, buf, sizeof(buf)) ||
+		    (v->flags & BFS_EXTENT_F_UNWRITTEN))
+			return;
+		v->gen = cpu_to_le32(le32_to_cpu(v->gen) + (rnd() & 1 ? 1 + (u32)rnd_below(3) : -1u));
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_EXTENTS, k), 0);
+		break;
+	}
+	case 1: {	/* an extent's device offset: anywhere, block aligned */
+		struct bfs_extent_v *v = bfs_bkey_val(k);
+		u64 bs = le32_to_cpu(sb->block_size);
+
+		if (!rnd_key(c, BFS_BTREE_EXTENTS, BFS_KEY_EXTENT, buf, sizeof(buf)) ||
+		    (v->flags & BFS_EXTENT_F_UNWRITTEN))
+			return;
+		v->offset = cpu_to_le64(bs * (1 + rnd_below(DEV_SIZE / bs + 64)));
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_EXTENTS, k), 0);
+		break;
+	}
+	case 2: {	/* an alloc key's fields */
+		struct bfs_alloc_v *v = bfs_bkey_val(k);
+
+		if (!rnd_key(c, BFS_BTREE_ALLOC, BFS_KEY_ALLOC, buf, sizeof(buf)))
+			return;
+		switch (rnd_below(3)) {
+		case 0:
+			v->gen = cpu_to_le32(le32_to_cpu(v->gen) + (rnd() & 1 ? 1 : -1u));
+			break;
+		case 1:
+			v->live_sectors = cpu_to_le64(rnd_below(1000));
+			break;
+		default:
+			v->data_type ^= 1;
+			break;
+		}
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_ALLOC, k), 0);
+		break;
+	}
+	case 3:		/* an alloc key lost */
+		if (rnd_key(c, BFS_BTREE_ALLOC, BFS_KEY_ALLOC, buf, sizeof(buf)))
+			ck_assert_int_eq(bfs_btree_delete(c, BFS_BTREE_ALLOC, bfs_bkey_pos(k)), 0);
+		break;
+	case 4:		/* an alloc key for a random bucket, maybe outside the device */
+		put_alloc(c, rnd_below(nb + 16), (u32)rnd_below(3), rnd_below(200));
+		break;
+	case 5: {	/* a file's size or sector count */
+		struct bfs_inode_v *v = bfs_bkey_val(k);
+
+		if (!rnd_key(c, BFS_BTREE_INODES, BFS_KEY_INODE, buf, sizeof(buf)) ||
+		    !S_ISREG(le32_to_cpu(v->mode)))
+			return;
+		if (rnd() & 1)
+			v->size = cpu_to_le64(le64_to_cpu(v->size) | UINT64_C(1) << (53 + rnd_below(11)));
+		else
+			v->sectors = cpu_to_le64(rnd_below(4096));
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, k), 0);
+		break;
+	}
+	case 6:		/* a directory entry lost (maybe lost+found's) */
+		if (rnd_key(c, BFS_BTREE_DIRENTS, BFS_KEY_DIRENT, buf, sizeof(buf)))
+			ck_assert_int_eq(bfs_btree_delete(c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)), 0);
+		break;
+	default:	/* /lost+found removed, or its inode lost */
+		if (rnd() & 1)
+			bfs_fs_rmdir(fs, BFS_ROOT_INO, "lost+found", 10);
+		else
+			bfs_btree_delete(c, BFS_BTREE_INODES, BFS_POS(2, 0, 0));
+		break;
+	}
+	(void)bucket;
+}
+
+static bool reported(const struct seen *s, u64 ino)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nr; i++)
+		if (s->r[i].inode == ino)
+			return true;
+	return s->nr == MAX_REPORTS;	/* too many to tell */
+}
+
+static void random_round(unsigned round)
+{
+	bool csum = round % 3;
+	struct bfs_dev *dev = mkfs(csum ? BFS_CSUM_XXH3 : BFS_CSUM_NONE);
+	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_creds cr = { 0, 0 };
+	u64 ino[RND_FILES], dirs[3] = { BFS_ROOT_INO };
+	size_t len[RND_FILES];
+	struct seen s1, s2;
+	unsigned i, n;
+	u8 *buf;
+	int rc;
+
+	for (i = 1; i < 3; i++) {
+		struct bfs_stat st;
+		char name[8];
+
+		snprintf(name, sizeof(name), "d%u", i);
+		ck_assert_int_eq(bfs_fs_mkdir(fs, dirs[i - 1], name, strlen(name), 0755, &cr, &st), 0);
+		dirs[i] = st.ino;
+	}
+	for (i = 0; i < RND_FILES; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%u", i);
+		len[i] = 1 + rnd_below(200 * KiB);
+		ino[i] = mkfile(fs, dirs[rnd_below(3)], name, i, len[i]);
+	}
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+
+	fs = fs_open(dev);
+	/*
+	 * Without checksums a moved data pointer reads someone else's data and
+	 * nothing can tell (only an alloc key may disagree): not in those rounds.
+	 */
+	for (n = 1 + (unsigned)rnd_below(3), i = 0; i < n; i++) {
+		unsigned kind = (unsigned)rnd_below(8);
+
+		damage_one(fs, !csum && kind == 1 ? 0 : kind);
+	}
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+
+	/* -c too: a pointer moved onto other live data is only found by reading it */
+	rc = run_fsck(dev, BFS_FSCK_MODE_YES, true, &s1);
+	ck_assert_msg(rc <= BFS_FSCK_CORRECTED || rc == BFS_FSCK_UNCORRECTED,
+		      "round %u: first fsck exit %d", round, rc);
+	rc = run_fsck(dev, BFS_FSCK_MODE_NO, true, &s2);
+	for (i = 0; i < s2.nr; i++)
+		ck_assert_msg(s2.r[i].code == PR_DATA_CSUM || s2.r[i].code == PR_DATA_DECOMPRESS,
+			      "round %u: second fsck found %s (exit %d)", round,
+			      bfs_problem_name(s2.r[i].code), rc);
+
+	/* every file reads back as written, unless fsck named it */
+	fs = fs_open(dev);
+	buf = bfs_malloc(200 * KiB);
+	ck_assert_ptr_nonnull(buf);
+	for (i = 0; i < RND_FILES; i++) {
+		ssize_t got = bfs_fs_read(fs, ino[i], buf, len[i], 0);
+		bool same = got == (ssize_t)len[i];
+		size_t j;
+
+		for (j = 0; same && j < len[i]; j++)
+			same = buf[j] == pattern(i, j);
+		ck_assert_msg(same || reported(&s1, ino[i]),
+			      "round %u: inode %llu reads back wrong (%zd), fsck did not name it",
+			      round, (unsigned long long)ino[i], got);
+	}
+	bfs_free(buf);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(dev);
+}
+
+START_TEST(test_random_damage)
+{
+	const char *e = getenv("BFS_FSCK_FS_ROUNDS"), *f = getenv("BFS_FSCK_FS_FIRST");
+	unsigned first = f ? (unsigned)strtoul(f, NULL, 0) : 0, r;
+	unsigned rounds = e ? (unsigned)strtoul(e, NULL, 0) : 100;
+
+	for (r = first; r < first + rounds; r++) {
+		rnd_state = 0x9e3779b97f4a7c15ull * (r + 1);
+		random_round(r);
+	}
+}
+END_TEST
+
 static Suite *fsck_fs_suite(void)
 {
 	Suite *s = suite_create("fsck_fs");
@@ -497,6 +718,7 @@ static Suite *fsck_fs_suite(void)
 	tcase_add_test(tc, test_gen_newer_no_csum);
 	tcase_add_test(tc, test_check_data);
 	tcase_add_test(tc, test_size_flipped);
+	tcase_add_test(tc, test_random_damage);
 	suite_add_tcase(s, tc);
 	return s;
 }
