@@ -92,8 +92,10 @@ static bool already_reported(struct data_check *dc, const struct bfs_extent_v *v
 {
 	struct bfs_fs_data *d = dc->fc->fs->data;
 	u64 b = bfs_data_bucket_of(d, le64_to_cpu(v->offset));
+	char why[160];
 
-	return !bfs_data_bucket_valid(d, b) || bfs_data_bucket_gen(d, b) != le32_to_cpu(v->gen);
+	return fsck_extent_ptr_bad(dc->fc, v, why, sizeof(why)) || !bfs_data_bucket_valid(d, b) ||
+	       bfs_data_bucket_gen(d, b) != le32_to_cpu(v->gen);
 }
 
 static int check_extent(struct data_check *dc, const struct bfs_bkey *k)
