@@ -38,6 +38,7 @@ struct seen {
 		u64	inode, offset;
 		char	path[256];
 		bool	fixed;
+		bool	repair_failed;
 	} r[MAX_REPORTS];
 };
 
@@ -65,6 +66,7 @@ static void collect(void *ctx, const struct bfs_fsck_report *r)
 	s->r[s->nr].inode = r->loc.inode;
 	s->r[s->nr].offset = r->loc.offset;
 	s->r[s->nr].fixed = r->fixed;
+	s->r[s->nr].repair_failed = r->repair_failed;
 	snprintf(s->r[s->nr].path, sizeof(s->r[s->nr].path), "%s", r->loc.path ? r->loc.path : "");
 	s->nr++;
 }
@@ -599,12 +601,32 @@ static void damage_one(struct bfs_fs *fs, unsigned kind)
 		if (rnd_key(c, BFS_BTREE_DIRENTS, BFS_KEY_DIRENT, buf, sizeof(buf)))
 			ck_assert_int_eq(bfs_btree_delete(c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)), 0);
 		break;
-	default:	/* /lost+found removed, or its inode lost */
+	case 7:		/* /lost+found removed, or its inode lost */
 		if (rnd() & 1)
 			bfs_fs_rmdir(fs, BFS_ROOT_INO, "lost+found", 10);
 		else
 			bfs_btree_delete(c, BFS_BTREE_INODES, BFS_POS(2, 0, 0));
 		break;
+	case 8: {	/* /lost+found replaced by a file */
+		struct bfs_creds cr = { 0, 0 };
+		struct bfs_stat st;
+
+		if (!bfs_fs_rmdir(fs, BFS_ROOT_INO, "lost+found", 10))
+			ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, "lost+found", 10,
+						      S_IFREG | 0600, 0, &cr, &st), 0);
+		break;
+	}
+	default: {	/* a copy of an extent far into another inode (a file, a directory...) */
+		u64 ino = 1 + rnd_below(16), sz;
+
+		if (!rnd_key(c, BFS_BTREE_EXTENTS, BFS_KEY_EXTENT, buf, sizeof(buf)))
+			return;
+		sz = bfs_bkey_size(k);
+		k->inode = cpu_to_le64(ino);
+		k->offset = cpu_to_le64(sz + 8 * (512 + rnd_below(4096)));
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_EXTENTS, k), 0);
+		break;
+	}
 	}
 	(void)bucket;
 }
@@ -655,7 +677,7 @@ static void random_round(unsigned round)
 	 * nothing can tell (only an alloc key may disagree): not in those rounds.
 	 */
 	for (n = 1 + (unsigned)rnd_below(3), i = 0; i < n; i++) {
-		unsigned kind = (unsigned)rnd_below(8);
+		unsigned kind = (unsigned)rnd_below(10);
 
 		damage_one(fs, !csum && kind == 1 ? 0 : kind);
 	}
@@ -665,6 +687,9 @@ static void random_round(unsigned round)
 	rc = run_fsck(dev, BFS_FSCK_MODE_YES, true, &s1);
 	ck_assert_msg(rc <= BFS_FSCK_CORRECTED || rc == BFS_FSCK_UNCORRECTED,
 		      "round %u: first fsck exit %d", round, rc);
+	for (i = 0; i < s1.nr; i++)
+		ck_assert_msg(!s1.r[i].repair_failed, "round %u: repair of %s failed", round,
+			      bfs_problem_name(s1.r[i].code));
 	rc = run_fsck(dev, BFS_FSCK_MODE_NO, true, &s2);
 	for (i = 0; i < s2.nr; i++)
 		ck_assert_msg(s2.r[i].code == PR_DATA_CSUM || s2.r[i].code == PR_DATA_DECOMPRESS,
