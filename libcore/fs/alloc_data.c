@@ -542,6 +542,34 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 	return ret;
 }
 
+int bfs_data_bucket_adopt(struct bfs_fs_data *d, u64 b, u32 gen, u64 live)
+{
+	struct bfs_bucket *bk;
+	int ret = 0;
+
+	if (!bfs_data_bucket_valid(d, b))
+		return -EINVAL;
+	bfs_mutex_lock(&d->lock);
+	bk = &d->b[b];
+	__atomic_store_n(&bk->gen, gen, __ATOMIC_RELAXED);
+	if (live && !bk->data && !bk->open) {
+		ret = bfs_alloc_bucket_get(d->a, b);
+		if (ret == -EBUSY) {
+			/* a node was placed there since open: keep both, as at open */
+			mark_shared(d, b);
+			ret = 0;
+		}
+		if (!ret) {
+			bk->data = true;
+			d->nr_data_buckets++;
+		}
+	}
+	if (!ret)
+		bk->live = live;
+	bfs_mutex_unlock(&d->lock);
+	return ret;
+}
+
 void bfs_data_alloc_exit(struct bfs_fs_data *d)
 {
 	if (!d->b)
