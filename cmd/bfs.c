@@ -2,8 +2,8 @@
 /*
  * bfs: one binary, many commands.  This file holds the command table and the
  * dispatch: `bfs CMD ...`, unique prefixes of CMD, `bfs help CMD`,
- * `bfs CMD --help`, `bfs --version`, and the installed aliases mkfs.bfs,
- * fsck.bfs, mount.bfs and mount.fuse.bfs, which pick the command from
+ * `bfs CMD --help`, `bfs --version`, and the installed aliases mkfs.bcowfs,
+ * fsck.bcowfs, mount.bcowfs and mount.fuse.bcowfs, which pick the command from
  * argv[0] as mkfs(8), fsck(8) and mount(8) expect.
  */
 #include "cmd.h"
@@ -31,11 +31,11 @@ static const struct {
 	const char *argv0;
 	const struct bfs_cmd *cmd;
 } aliases[] = {
-	{ "mkfs.bfs", &bfs_cmd_format },
-	{ "fsck.bfs", &bfs_cmd_fsck },
-	/* mount(8) runs mount.TYPE; "-t fuse.bfs" runs mount.fuse.bfs */
-	{ "mount.bfs", &bfs_cmd_mount_helper },
-	{ "mount.fuse.bfs", &bfs_cmd_mount_helper },
+	{ "mkfs.bcowfs", &bfs_cmd_format },
+	{ "fsck.bcowfs", &bfs_cmd_fsck },
+	/* mount(8) runs mount.TYPE; "-t fuse.bcowfs" runs mount.fuse.bcowfs */
+	{ "mount.bcowfs", &bfs_cmd_mount_helper },
+	{ "mount.fuse.bcowfs", &bfs_cmd_mount_helper },
 };
 
 static void main_usage(FILE *f)

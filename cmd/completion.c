@@ -37,9 +37,9 @@ static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 	       "\tlocal cur prev cmd words cword\n"
 	       "\t_init_completion || return\n"
 	       "\tcase \"${words[0]##*/}\" in\n"
-	       "\tmkfs.bfs) cmd=format ;;\n"
-	       "\tfsck.bfs) cmd=fsck ;;\n"
-	       "\tmount.bfs) cmd=mount-helper ;;\n"
+	       "\tmkfs.bcowfs) cmd=format ;;\n"
+	       "\tfsck.bcowfs) cmd=fsck ;;\n"
+	       "\tmount.bcowfs) cmd=mount-helper ;;\n"
 	       "\t*)\n"
 	       "\t\tif [ \"$cword\" -eq 1 ]; then\n"
 	       "\t\t\tCOMPREPLY=($(compgen -W \"--help --version help");
@@ -87,7 +87,7 @@ static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 		printf(" %s", (*c)->name);
 	printf("\" -- \"$cur\"))\n\t\t;;\n"
 	       "\tesac\n}\n"
-	       "complete -F _bfs bfs mkfs.bfs fsck.bfs mount.bfs\n");
+	       "complete -F _bfs bfs mkfs.bcowfs fsck.bcowfs mount.bcowfs\n");
 	return BFS_EXIT_OK;
 }
 

@@ -37,12 +37,12 @@ expect_rc 16 "$BFS" fsck
 expect_rc 16 "$BFS" fsck -n -y x.img
 
 # installed names dispatch on argv[0]
-ln -s "$BFS" mkfs.bfs
-ln -s "$BFS" fsck.bfs
-expect_ok ./mkfs.bfs -q --size 64M alias.img
-expect_ok ./fsck.bfs -n alias.img
+ln -s "$BFS" mkfs.bcowfs
+ln -s "$BFS" fsck.bcowfs
+expect_ok ./mkfs.bcowfs -q --size 64M alias.img
+expect_ok ./fsck.bcowfs -n alias.img
 contains out "clean"
-expect_ok ./mkfs.bfs --help
+expect_ok ./mkfs.bcowfs --help
 contains out "usage: bfs format"
 
 note "bash completion (generated from the command table)"
@@ -58,16 +58,16 @@ complete_line() {
 complete_line bfs sh
 complete_line bfs format --dry
 complete_line bfs show --j
-complete_line mkfs.bfs --lab
-complete_line fsck.bfs -
+complete_line mkfs.bcowfs --lab
+complete_line fsck.bcowfs -
 complete_line bfs help show
 EOS
 	bash comp.bash > out 2>err || fail "completion script failed: $(cat err)"
 	[ "$(sed -n 1p out)" = "show-super" ] || fail "command completion: $(sed -n 1p out)"
 	[ "$(sed -n 2p out)" = "--dry-run" ] || fail "option completion: $(sed -n 2p out)"
 	[ "$(sed -n 3p out)" = "--json" ] || fail "prefix command completion: $(sed -n 3p out)"
-	[ "$(sed -n 4p out)" = "--label" ] || fail "mkfs.bfs completion: $(sed -n 4p out)"
-	sed -n 5p out | grep -q -- "--yes" || fail "fsck.bfs completion: $(sed -n 5p out)"
+	[ "$(sed -n 4p out)" = "--label" ] || fail "mkfs.bcowfs completion: $(sed -n 4p out)"
+	sed -n 5p out | grep -q -- "--yes" || fail "fsck.bcowfs completion: $(sed -n 5p out)"
 	[ "$(sed -n 6p out)" = "show-super" ] || fail "help completion: $(sed -n 6p out)"
 else
 	echo "bash-completion not installed: completion not exercised"
@@ -76,10 +76,33 @@ fi
 note "make install honours DESTDIR and PREFIX"
 make -s -C "$REPO" B="$(dirname "$BFS")" install DESTDIR="$PWD/root" PREFIX=/usr >out 2>&1 ||
 	{ cat out; fail "make install"; }
-for f in usr/sbin/bfs usr/sbin/mkfs.bfs usr/sbin/fsck.bfs usr/share/man/man8/bfs.8 \
-	 usr/share/man/man8/bfs-format.8 usr/share/bash-completion/completions/bfs \
-	 usr/share/bash-completion/completions/mkfs.bfs; do
+for f in usr/sbin/bfs usr/sbin/mkfs.bcowfs usr/sbin/fsck.bcowfs usr/sbin/mount.bcowfs \
+	 usr/sbin/mount.fuse.bcowfs usr/share/man/man8/bfs.8 usr/share/man/man8/bfs-format.8 \
+	 usr/share/man/man8/mkfs.bcowfs.8 usr/share/man/man8/mount.fuse.bcowfs.8 \
+	 usr/share/bash-completion/completions/bfs \
+	 usr/share/bash-completion/completions/mkfs.bcowfs; do
 	[ -e "root/$f" ] || fail "make install did not install $f"
 done
-expect_ok root/usr/sbin/mkfs.bfs --help
+grep -q '/usr/local' root/usr/share/man/man8/bfs.8 && fail "bfs.8 installed with PREFIX=/usr names /usr/local"
+grep -q '^\.I /usr/sbin/bfs' root/usr/share/man/man8/bfs.8 || fail "bfs.8 FILES does not follow PREFIX"
+
+note "no installed file belongs to another Debian package; the type is unknown to libblkid"
+# the SCO boot filesystem owns "bfs": util-linux's mkfs.bfs, libblkid's TYPE="bfs"
+if command -v dpkg >/dev/null && dpkg -S /bin/sh >/dev/null 2>&1; then
+	(cd root && find . ! -type d | sed 's|^\.||') > installed
+	[ -s installed ] || fail "make install installed nothing"
+	while read -r f; do
+		for d in "" /usr; do	# usrmerge: dpkg knows /sbin/x as /sbin/x or /usr/sbin/x
+			dpkg -S "$d${f#/usr}" >owner 2>/dev/null &&
+				fail "installed file $f is also $(cat owner)"
+		done
+	done < installed
+else
+	echo "dpkg not available: ownership of installed files not checked"
+fi
+if command -v blkid >/dev/null && blkid -k >types 2>/dev/null; then
+	grep -qx bcowfs types && fail "libblkid knows a filesystem type 'bcowfs'"
+	grep -qx bfs types || echo "(libblkid does not list bfs: old util-linux?)"
+fi
+expect_ok root/usr/sbin/mkfs.bcowfs --help
 echo ok
