@@ -42,6 +42,8 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# udev reads /usr/local/lib/udev/rules.d as well as /usr/lib/udev/rules.d
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 
 .PHONY: all clean check unit-check asan-check integration-check demo install deps \
 	completion crash-soak soak clang-check fixtures bench
@@ -154,6 +156,8 @@ install: all
 		ln -sf $${a#*:}.8 $(DESTDIR)$(MANDIR)/man8/$${a%%:*}.8 || exit 1; done
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
 	for a in mkfs fsck mount; do ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a.$(FSTYPE) || exit 1; done
+	install -d $(DESTDIR)$(UDEVRULESDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' udev/64-$(FSTYPE).rules.in > $(DESTDIR)$(UDEVRULESDIR)/64-$(FSTYPE).rules
 
 clean:
 	rm -rf build build-asan build-clang

@@ -14,6 +14,13 @@
 
 #include <bfs/types.h>
 
+/*
+ * The filesystem type, for mkfs.TYPE, fsck.TYPE, mount.TYPE, fstab, udev and
+ * /proc/mounts ("fuse.TYPE").  Not "bfs": util-linux, libblkid and the kernel
+ * use that for the SCO boot filesystem.  The program stays "bfs".
+ */
+#define BFS_FS_TYPE	"bcowfs"
+
 /* exit codes of every command but fsck (which uses fsck(8)'s) */
 #define BFS_EXIT_OK	0
 #define BFS_EXIT_ERROR	1
