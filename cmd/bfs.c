@@ -24,6 +24,7 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_mount_helper,
 	&bfs_cmd_bench,
 	&bfs_cmd_completion,
+	&bfs_cmd_set_option,
 	NULL,
 };
 

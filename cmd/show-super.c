@@ -102,6 +102,8 @@ static const char *field_name(u32 type)
 	switch (type & ~BFS_SB_FIELD_REQUIRED) {
 	case BFS_SB_FIELD_CLEAN:
 		return "clean";
+	case BFS_SB_FIELD_OPTIONS:
+		return "options";
 	default:
 		return "unknown";
 	}
@@ -149,6 +151,10 @@ static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 		out_size(o, "bytes", "Bytes", (u64)le32_to_cpu(f->u64s) * 8);
 		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_CLEAN)
 			describe_clean(o, f);
+		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_OPTIONS &&
+		    le32_to_cpu(f->u64s) * 8 >= sizeof(*f) + sizeof(struct bfs_sb_options))
+			out_bool(o, "data_checksum_set", "Data checksum set",
+				 ((const struct bfs_sb_options *)f->data)->data_csum_set);
 		out_end(o);
 		p += (size_t)le32_to_cpu(f->u64s) * 8;
 	}
@@ -185,6 +191,8 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 	describe_features(o, sb);
 	describe_layout(o, sb);
 	out_str(o, "checksum_type", "Checksum type", "%s", bfs_csum_name(sb->csum_type));
+	out_str(o, "data_checksum_type", "Data checksum type", "%s",
+		bfs_csum_name(bfs_sb_data_csum_type(sb)));
 	out_str(o, "compression", "Compression", "%s", bfs_compression_name(sb->compression_type));
 	out_u64(o, "compression_level", "Compression level", sb->compression_level);
 	out_hex(o, "hash_seed", "Name hash seed", le64_to_cpu(sb->hash_seed));

@@ -99,7 +99,22 @@ BFS_STATIC_SIZE(struct bfs_sb_field, 8);
 enum bfs_sb_field_type {
 	/* clean-shutdown state: journal sequence and btree roots (see btree) */
 	BFS_SB_FIELD_CLEAN	= 1,
+	/* settings changed after format (bfs set-option); optional */
+	BFS_SB_FIELD_OPTIONS	= 2,
 };
+
+/*
+ * BFS_SB_FIELD_OPTIONS payload.  Optional: a reader that does not know it
+ * uses the fixed part's values, which is always safe (it only decides what
+ * new data is written with).
+ */
+struct bfs_sb_options {
+	u8	data_csum_set;		/* 0: data uses csum_type; 1: data_csum_type */
+	u8	data_csum_type;		/* enum bfs_csum_type of new file data */
+	u8	pad[6];			/* zero */
+	__le64	reserved[3];		/* zero */
+};
+BFS_STATIC_SIZE(struct bfs_sb_options, 32);
 
 struct bfs_sb {
 	__le64	magic;			/*   0 */
