@@ -25,6 +25,7 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_bench,
 	&bfs_cmd_completion,
 	&bfs_cmd_set_option,
+	&bfs_cmd_resize,
 	NULL,
 };
 

@@ -28,5 +28,7 @@ int bfs_check_mounted(const char *path, char *where, size_t len);
  * regular file to @size.  Refuses to shrink a file or touch a block device.
  */
 int bfs_image_create(const char *path, unsigned long long size);
+/* cut the image file @path to @size bytes (never grows it); -ENOTSUP if not a regular file */
+int bfs_image_shrink(const char *path, unsigned long long size);
 
 #endif /* BFS_PROBE_H */

@@ -1,0 +1,87 @@
+# bfs resize: offline grow (to the device size or SIZE) and shrink, fsck clean after,
+# the end backup superblock moves; refusals with the amount that does not fit.
+. "$(dirname "$0")/lib.sh"
+
+expect_ok "$BFS" format -q -L rs --size 64M img
+head -c 2000000 /dev/urandom > data
+expect_ok "$BFS" debug -w -R "write data /data" img
+
+note "grow to SIZE: the image file grows, the end copy moves"
+expect_ok "$BFS" resize img 256M
+contains out "Resizing 'img' from 64 MiB"
+contains out "to 256 MiB"
+[ "$(stat -c %s img)" -eq $((256 * 1024 * 1024)) ] || fail "image not extended"
+expect_ok "$BFS" show-super --json --all img
+cp out j
+[ "$(json_get j device_size)" -eq $((256 * 1024 * 1024)) ] || fail "device_size"
+[ "$(json_get j copies.2.offset)" -eq $((256 * 1024 * 1024 - 65536)) ] || fail "end copy not moved"
+for i in 0 1 2; do [ "$(json_get j copy_status.$i.valid)" = true ] || fail "copy $i invalid"; done
+# the old end copy (64 MiB - 64 KiB) is cleared: it is bucket space now
+[ "$(od -An -tx1 -j $((64 * 1024 * 1024 - 65536)) -N 8 img | tr -d ' ')" = 0000000000000000 ] ||
+	fail "old end superblock copy left behind"
+expect_ok "$BFS" fsck -n img
+contains out "clean"
+expect_ok "$BFS" debug -R "dump /data data.out" img
+cmp -s data data.out || fail "data changed by the grow"
+
+note "grow to the device size (the file was extended by someone else)"
+truncate -s 300M img
+expect_ok "$BFS" resize img
+contains out "to 300 MiB"
+expect_ok "$BFS" resize img
+contains out "nothing to do"
+expect_ok "$BFS" fsck -n img
+contains out "clean"
+
+note "new space is used: fill beyond the old end"
+head -c 20000000 /dev/urandom > big
+expect_ok "$BFS" debug -w -R "write big /big" img
+expect_ok "$BFS" fsck -n img
+contains out "clean"
+
+note "shrink: refused while data is in the way, with the amount"
+expect_rc 1 "$BFS" resize img 64M
+contains err "cannot shrink 'img' to 64 MiB"
+contains err "of file data"
+contains err "lie beyond the new end"
+lacks out "Resizing"
+[ "$(stat -c %s img)" -eq $((300 * 1024 * 1024)) ] || fail "a refused shrink cut the image"
+expect_ok "$BFS" debug -w -R "rm /big" img
+expect_ok "$BFS" debug -w -R "rm /data" img
+
+note "shrink: possible once the space is free; the image file is cut"
+expect_ok "$BFS" resize --dry-run img 64M
+contains out "dry run"
+[ "$(stat -c %s img)" -eq $((300 * 1024 * 1024)) ] || fail "--dry-run changed the size"
+expect_ok "$BFS" resize img 64M
+contains out "to 64 MiB"
+[ "$(stat -c %s img)" -eq $((64 * 1024 * 1024)) ] || fail "image not cut"
+expect_ok "$BFS" show-super --all img
+[ "$(grep -c 'Valid:  *yes' out)" -eq 3 ] || fail "not every copy valid after the shrink"
+expect_ok "$BFS" fsck -n img
+contains out "clean"
+lacks err "outside the device"
+expect_ok "$BFS" debug -R "ls /" img
+contains out "lost+found"
+
+note "refusals"
+expect_rc 2 "$BFS" resize
+expect_rc 2 "$BFS" resize img 10Q
+contains err "invalid size"
+expect_rc 1 "$BFS" resize img 4M
+contains err "minimum size"
+truncate -s 16M zero.img
+expect_rc 1 "$BFS" resize zero.img
+contains err "not a bfs filesystem"
+cp img dirty.img
+expect_ok "$BFS" debug -w -R "set-super flags 0" dirty.img
+expect_rc 1 "$BFS" resize dirty.img 128M
+contains err "not closed cleanly"
+[ "$(stat -c %s dirty.img)" -eq $((64 * 1024 * 1024)) ] || fail "a refused grow extended the image"
+flock img sleep 2 &
+holder=$!
+sleep 0.5
+expect_rc 1 "$BFS" resize img 128M
+contains err "in use"
+wait $holder
+echo ok
