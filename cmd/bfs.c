@@ -76,6 +76,31 @@ static const struct bfs_cmd *find_cmd(const char *name)
 	return match;
 }
 
+/* "bfs: 'f' is ambiguous: format fsck" */
+static void report_unknown(const char *name)
+{
+	const struct bfs_cmd *const *c;
+	size_t len = strlen(name);
+	int n = 0;
+
+	if (name[0] == '-') {
+		fprintf(stderr, "bfs: unknown option '%s'\n", name);
+		return;
+	}
+	for (c = bfs_cmds; *c; c++) {
+		if (!len || strncmp((*c)->name, name, len))
+			continue;
+		if (n++)
+			fprintf(stderr, " %s", (*c)->name);
+		else
+			fprintf(stderr, "bfs: '%s' is ambiguous: %s", name, (*c)->name);
+	}
+	if (n)
+		fputc('\n', stderr);
+	else
+		fprintf(stderr, "bfs: unknown command '%s'\n", name);
+}
+
 static bool wants_help(int argc, char **argv)
 {
 	int i;
@@ -121,9 +146,16 @@ int main(int argc, char **argv)
 	size_t i;
 
 	bfs_cmd_log_to_stderr();
-	for (i = 0; i < ARRAY_SIZE(aliases); i++)
-		if (!strcmp(base, aliases[i].argv0))
-			return run_cmd(aliases[i].cmd, argc, argv);
+	for (i = 0; i < ARRAY_SIZE(aliases); i++) {
+		if (strcmp(base, aliases[i].argv0))
+			continue;
+		/* mkfs.ext4 -V and friends: -V alone is the version */
+		if (argc == 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+			printf("%s (bfs %s)\n", base, BFS_VERSION);
+			return finish_stdout(BFS_EXIT_OK);
+		}
+		return run_cmd(aliases[i].cmd, argc, argv);
+	}
 
 	if (argc < 2) {
 		main_usage(stderr);
@@ -144,7 +176,7 @@ int main(int argc, char **argv)
 		}
 		cmd = find_cmd(argv[2]);
 		if (!cmd) {
-			fprintf(stderr, "bfs: unknown command '%s'\n", argv[2]);
+			report_unknown(argv[2]);
 			main_usage(stderr);
 			return BFS_EXIT_USAGE;
 		}
@@ -153,7 +185,7 @@ int main(int argc, char **argv)
 	}
 	cmd = find_cmd(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "bfs: unknown or ambiguous command '%s'\n", argv[1]);
+		report_unknown(argv[1]);
 		main_usage(stderr);
 		return BFS_EXIT_USAGE;
 	}

@@ -36,6 +36,8 @@ static int check_unmounted(const struct bfs_cmd *cmd, const char *path)
 
 	if (ret == -ENOENT)
 		return bfs_cmd_error(cmd, "'%s' does not exist", path);
+	if (ret == -EISDIR)
+		return bfs_cmd_error(cmd, "'%s' is a directory", path);
 	if (ret < 0)
 		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", path,
 				     strerror(-ret));
@@ -52,6 +54,9 @@ static int open_dev(const struct bfs_cmd *cmd, const struct resize_args *a, stru
 	if (ret == -EBUSY)
 		return bfs_cmd_error(cmd, "'%s' is in use (mounted or opened by another program)",
 				     a->path);
+	if (ret == -EROFS || ret == -EACCES)
+		return bfs_cmd_error(cmd, "'%s' is read-only (%s); nothing changed", a->path,
+				     strerror(-ret));
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open '%s': %s", a->path, strerror(-ret));
 	if (!a->dry_run && bfs_dev_is_readonly(*dev)) {

@@ -196,6 +196,8 @@ static int open_unmounted(const struct bfs_cmd *cmd, const char *path, bool dry_
 
 	if (ret == -ENOENT)
 		return bfs_cmd_error(cmd, "'%s' does not exist", path);
+	if (ret == -EISDIR)
+		return bfs_cmd_error(cmd, "'%s' is a directory", path);
 	if (ret < 0)
 		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", path,
 				     strerror(-ret));
@@ -206,7 +208,8 @@ static int open_unmounted(const struct bfs_cmd *cmd, const char *path, bool dry_
 		return bfs_cmd_error(cmd, "'%s' is in use (mounted or opened by another program); "
 				     "unmount it first", path);
 	if (ret == -EROFS || ret == -EACCES)
-		return bfs_cmd_error(cmd, "cannot open '%s' for writing: %s", path, strerror(-ret));
+		return bfs_cmd_error(cmd, "'%s' is read-only (%s); nothing changed", path,
+				     strerror(-ret));
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open '%s': %s", path, strerror(-ret));
 	if (!dry_run && bfs_dev_is_readonly(*dev)) {

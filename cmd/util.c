@@ -31,9 +31,12 @@ int bfs_cmd_usage_error(const struct bfs_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	va_start(ap, fmt);
-	vmsg(cmd, fmt, ap);
-	va_end(ap);
+	/* getopt has already said which option was bad, in one line: not twice */
+	if (strcmp(fmt, "bad option")) {
+		va_start(ap, fmt);
+		vmsg(cmd, fmt, ap);
+		va_end(ap);
+	}
 	bfs_cmd_usage(cmd, stderr);
 	fprintf(stderr, "Try 'bfs %s --help' for more information.\n", cmd->name);
 	return BFS_EXIT_USAGE;

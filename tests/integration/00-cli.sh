@@ -10,7 +10,11 @@ contains out "fsck"
 expect_rc 2 "$BFS"
 contains err "usage: bfs"
 expect_rc 2 "$BFS" no-such-command
-contains err "unknown or ambiguous command 'no-such-command'"
+contains err "unknown command 'no-such-command'"
+expect_rc 2 "$BFS" --bogus
+contains err "bfs: unknown option '--bogus'"
+expect_rc 2 "$BFS" f
+contains err "bfs: 'f' is ambiguous: format fsck"
 
 for cmd in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' out); do
 	expect_ok "$BFS" "$cmd" --help
@@ -26,8 +30,10 @@ expect_ok "$BFS" show --help
 contains out "usage: bfs show-super"
 expect_rc 2 "$BFS" f --help
 
-# bad options: usage on stderr, non-zero exit
+# bad options: one line saying what is wrong, the usage, non-zero exit
 expect_rc 2 "$BFS" format --bogus x.img
+[ "$(grep -c '^bfs format: ' err)" -eq 1 ] || fail "a bad option gives more than one error: $(cat err)"
+contains err "usage: bfs format"
 contains err "usage: bfs format"
 expect_rc 2 "$BFS" show-super
 contains err "no device given"
@@ -44,6 +50,11 @@ expect_ok ./fsck.bcowfs -n alias.img
 contains out "clean"
 expect_ok ./mkfs.bcowfs --help
 contains out "usage: bfs format"
+for alias in mkfs.bcowfs fsck.bcowfs mount.bcowfs mount.fuse.bcowfs; do
+	ln -sf "$BFS" "$alias"
+	expect_ok "./$alias" -V
+	grep -Eq "^$alias \(bfs [0-9]+\.[0-9]+\.[0-9]+\)$" out || fail "$alias -V: $(cat out)"
+done
 
 note "bash completion (generated from the command table)"
 if [ -f /usr/share/bash-completion/bash_completion ]; then
