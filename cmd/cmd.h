@@ -75,6 +75,8 @@ int bfs_parse_size(const char *s, u64 *out);
 const char *bfs_human_size(u64 bytes, char buf[32]);
 /* "2026-11-30 05:12:03 UTC" from ns since the epoch */
 const char *bfs_format_time(u64 ns, char buf[64]);
+/* the same from seconds, which may be negative (inode times before 1970) */
+const char *bfs_format_time_sec(s64 sec, char buf[64]);
 void bfs_format_uuid(const u8 uuid[16], char out[37]);
 /* route libcore messages to stderr as "bfs: ..." */
 void bfs_cmd_log_to_stderr(void);
