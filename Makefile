@@ -155,7 +155,7 @@ install: all
 	for a in $(FS_ALIASES); do ln -sf bfs $(DESTDIR)$(SBINDIR)/$${a%%:*} && \
 		ln -sf $${a#*:}.8 $(DESTDIR)$(MANDIR)/man8/$${a%%:*}.8 || exit 1; done
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
-	for a in mkfs fsck mount; do ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a.$(FSTYPE) || exit 1; done
+	for a in mkfs fsck mount mount.fuse; do ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a.$(FSTYPE) || exit 1; done
 	install -d $(DESTDIR)$(UDEVRULESDIR)
 	sed 's|@SBINDIR@|$(SBINDIR)|g' udev/64-$(FSTYPE).rules.in > $(DESTDIR)$(UDEVRULESDIR)/64-$(FSTYPE).rules
 

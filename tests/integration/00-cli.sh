@@ -72,6 +72,15 @@ complete_line bfs show --j
 complete_line mkfs.bcowfs --lab
 complete_line fsck.bcowfs -
 complete_line bfs help show
+complete_line bfs format --compression zstd:1
+complete_line bfs format --checksum=xx
+complete_line bfs dump-btree -b ino
+complete_line bfs mount -o ro,allow_o
+complete_line bfs bench b
+complete_line bfs set-option img comp
+complete_line bfs set-option img compression=n
+complete_line mkfs.bcowfs --checksum n
+complete_line bfs debug -f $PWD/comp.ba
 EOS
 	bash comp.bash > out 2>err || fail "completion script failed: $(cat err)"
 	[ "$(sed -n 1p out)" = "show-super" ] || fail "command completion: $(sed -n 1p out)"
@@ -80,6 +89,21 @@ EOS
 	[ "$(sed -n 4p out)" = "--label" ] || fail "mkfs.bcowfs completion: $(sed -n 4p out)"
 	sed -n 5p out | grep -q -- "--yes" || fail "fsck.bcowfs completion: $(sed -n 5p out)"
 	[ "$(sed -n 6p out)" = "show-super" ] || fail "help completion: $(sed -n 6p out)"
+	[ "$(sed -n 7p out)" = "zstd:1 zstd:10 zstd:11 zstd:12 zstd:13 zstd:14 zstd:15 zstd:16 zstd:17 zstd:18 zstd:19" ] ||
+		fail "--compression values: $(sed -n 7p out)"
+	[ "$(sed -n 8p out)" = "xxhash" ] || fail "--checksum=VALUE: $(sed -n 8p out)"
+	[ "$(sed -n 9p out)" = "inodes" ] || fail "btree names: $(sed -n 9p out)"
+	[ "$(sed -n 10p out)" = "ro,allow_other" ] || fail "mount -o list: $(sed -n 10p out)"
+	[ "$(sed -n 11p out)" = "btree" ] || fail "bench names: $(sed -n 11p out)"
+	[ "$(sed -n 12p out)" = "compression=" ] || fail "set-option names: $(sed -n 12p out)"
+	[ "$(sed -n 13p out)" = "compression=none" ] || fail "set-option values: $(sed -n 13p out)"
+	[ "$(sed -n 14p out)" = "none" ] || fail "alias option values: $(sed -n 14p out)"
+	[ "$(sed -n 15p out)" = "$PWD/comp.bash" ] || fail "file argument: $(sed -n 15p out)"
+	# every mount -o word is one bfs-mount(8) describes
+	for w in $(sed -n 's/.*-W "\(ro rw [^"]*\)".*/\1/p' "$REPO/bash-completion/bfs" | head -1); do
+		grep -q "^\.B.* ${w%=}\b\|^\.BR* ${w%=}" "$REPO/doc/bfs-mount.8" ||
+			grep -qw -- "${w%=}" "$REPO/doc/bfs-mount.8" || fail "mount option '$w' not in bfs-mount(8)"
+	done
 else
 	echo "bash-completion not installed: completion not exercised"
 fi
