@@ -88,14 +88,18 @@ static int read_sb(const struct bfs_cmd *cmd, struct bfs_dev *dev, const char *p
 	return 0;
 }
 
-/* a shrink: is the cut range empty?  Drop its stale alloc keys if so. */
+/*
+ * A shrink: btree nodes in the cut space block it; file data there is moved
+ * below the new end (if it fits); then the alloc keys there are dropped.
+ */
 static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a,
 			  struct bfs_dev *dev, u64 new_nbuckets, u64 new_size)
 {
 	struct bfs_fs_opts o = { .read_only = true };
 	struct bfs_resize_usage u;
 	struct bfs_fs *fs;
-	char h1[32], h2[32];
+	u64 need, avail, left;
+	char h1[32], h2[32], h3[32], h4[32];
 	int ret = bfs_fs_open(dev, &o, &fs);
 
 	if (ret)
@@ -105,21 +109,46 @@ static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a
 	bfs_fs_close(fs);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot read the space in use: %s", strerror(-ret));
-	if (u.nodes || u.data_buckets)
-		return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data (%" PRIu64
-				     " bucket%s) and %" PRIu64 " btree node%s lie beyond the new end; "
-				     "moving them is not supported yet", a->path,
-				     bfs_human_size(new_size, h1), bfs_human_size(u.data_bytes, h2),
-				     u.data_buckets, u.data_buckets == 1 ? "" : "s", u.nodes,
-				     u.nodes == 1 ? "" : "s");
-	if (a->dry_run || !u.free_alloc_keys)
+	if (u.nodes)
+		return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %" PRIu64 " btree node%s (%s) "
+				     "lie beyond the new end, and moving btree nodes is not "
+				     "supported yet", a->path, bfs_human_size(new_size, h1), u.nodes,
+				     u.nodes == 1 ? "" : "s", bfs_human_size(u.node_bytes, h2));
+	if (u.data_buckets && a->dry_run)
+		printf("Would move %s of file data (%" PRIu64 " bucket%s) from beyond the new end\n",
+		       bfs_human_size(u.data_bytes, h1), u.data_buckets,
+		       u.data_buckets == 1 ? "" : "s");
+	if (a->dry_run || (!u.free_alloc_keys && !u.data_buckets))
 		return 0;
 	o.read_only = false;
 	ret = bfs_fs_open(dev, &o, &fs);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open the filesystem on '%s': %s", a->path,
 				     strerror(-ret));
-	ret = bfs_resize_drop_alloc_keys(fs, new_nbuckets);
+	if (u.data_buckets) {
+		ret = bfs_resize_evacuate(fs, new_nbuckets, &need, &avail, &left);
+		if (ret == -ENOSPC) {
+			bfs_fs_close(fs);
+			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data lies "
+					     "beyond the new end and does not fit in the %s free "
+					     "below it; %s more is needed", a->path,
+					     bfs_human_size(new_size, h1), bfs_human_size(need, h2),
+					     bfs_human_size(avail, h3),
+					     bfs_human_size(need > avail ? need - avail : 0, h4));
+		}
+		if (!ret && left) {
+			bfs_fs_close(fs);
+			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data could "
+					     "not be moved (unreadable?); run 'bfs fsck'", a->path,
+					     bfs_human_size(new_size, h1), bfs_human_size(left, h2));
+		}
+		if (!ret)
+			printf("Moved %s of file data (%" PRIu64 " bucket%s) from beyond the new "
+			       "end\n", bfs_human_size(u.data_bytes, h1), u.data_buckets,
+			       u.data_buckets == 1 ? "" : "s");
+	}
+	if (!ret)
+		ret = bfs_resize_drop_alloc_keys(fs, new_nbuckets);
 	ret = bfs_fs_close(fs) ?: ret;
 	if (ret)
 		return bfs_cmd_error(cmd, "preparing the shrink failed: %s", strerror(-ret));
@@ -266,8 +295,9 @@ const struct bfs_cmd bfs_cmd_resize = {
 	.help =
 	"Without SIZE the filesystem grows to the size of DEVICE.  SIZE is in bytes or\n"
 	"with a suffix (K, M, G, T: powers of 1024).  An image file is extended to SIZE\n"
-	"first, and cut to SIZE after a shrink.  A shrink is refused, with the amount\n"
-	"that does not fit, while the space to be cut holds data or btree nodes.\n"
+	"first, and cut to SIZE after a shrink, which moves the file data beyond the\n"
+	"new end below it; it is refused, with the amount, if that does not fit or if\n"
+	"btree nodes lie there.\n"
 	"\n"
 	"  -n, --dry-run     check and print what would change, write nothing\n"
 	"\nThe filesystem must be unmounted and cleanly closed.  The resize is one\n"

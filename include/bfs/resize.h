@@ -6,9 +6,12 @@
  * positions (the end copy follows the end of the device).  Growing adds
  * free buckets: the alloc btree has keys only for buckets that held data,
  * and btree node space is rebuilt at open.  Shrinking is possible when the
- * cut range [new nbuckets, old nbuckets) holds no btree node and no data;
- * bfs_resize_usage() says what is there.  Moving data and nodes out of it is
- * not implemented.
+ * cut range [new nbuckets, old nbuckets) holds no btree node;
+ * bfs_resize_usage() says what is there.
+ *
+ * File data in the cut range is moved below it first (bfs_resize_evacuate(),
+ * the copy-GC path: each extent is written again and its key replaced in one
+ * transaction); btree nodes there are not moved yet, so they block a shrink.
  *
  * Crash safety: bfs_resize_commit() is one bfs_sb_write() (backups, flush,
  * primary, flush); the new end copy lies in space neither geometry uses and
@@ -39,6 +42,14 @@ struct bfs_resize_usage {
 	u64	free_alloc_keys; /* alloc keys of buckets without data (dropped on shrink) */
 };
 int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u);
+
+/*
+ * Move the file data at or above bucket @nbuckets below it (fs open
+ * read-write, nothing else using it).  -ENOSPC if it does not fit: *need
+ * bytes to move, *avail free below.  *left: bytes still there afterwards
+ * (0 unless an extent could not be read).  Durable on return.
+ */
+int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, u64 *need, u64 *avail, u64 *left);
 
 /*
  * Delete the alloc keys of data-free buckets at or above @nbuckets: after

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "data.h"
+#include "fs_internal.h"
+
 __attribute__((format(printf, 2, 3)))
 static int resize_err(char *err, const char *fmt, ...)
 {
@@ -129,6 +132,18 @@ int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u
 			return ret;
 	}
 	return for_alloc_keys(c, nbuckets, usage_alloc, u);
+}
+
+int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, u64 *need, u64 *avail, u64 *left)
+{
+	struct bfs_fs_data *d = fs->data;
+	u64 free_bytes, sectors;
+	int ret = bfs_data_evacuate(d, nbuckets, need, &sectors);
+
+	bfs_data_fence(d, nbuckets, &free_bytes);	/* again: what the move left free */
+	*avail = free_bytes;
+	*left = sectors << BFS_SECTOR_SHIFT;
+	return ret ?: bfs_fs_sync(fs);
 }
 
 struct drop_ctx {

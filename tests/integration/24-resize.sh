@@ -39,21 +39,23 @@ expect_ok "$BFS" debug -w -R "write big /big" img
 expect_ok "$BFS" fsck -n img
 contains out "clean"
 
-note "shrink: refused while data is in the way, with the amount"
-expect_rc 1 "$BFS" resize img 64M
-contains err "cannot shrink 'img' to 64 MiB"
-contains err "of file data"
-contains err "lie beyond the new end"
+note "shrink: refused, with the amounts, when the data beyond the new end does not fit"
+expect_rc 1 "$BFS" resize img 24M
+contains err "cannot shrink 'img' to 24 MiB"
+contains err "of file data lies beyond the new end and does not fit in the"
+contains err "more is needed"
 lacks out "Resizing"
 [ "$(stat -c %s img)" -eq $((300 * 1024 * 1024)) ] || fail "a refused shrink cut the image"
-expect_ok "$BFS" debug -w -R "rm /big" img
-expect_ok "$BFS" debug -w -R "rm /data" img
+expect_ok "$BFS" fsck -n img
+contains out "clean"
 
-note "shrink: possible once the space is free; the image file is cut"
+note "shrink: the file data beyond the new end is moved below it, the image file is cut"
 expect_ok "$BFS" resize --dry-run img 64M
+contains out "Would move"
 contains out "dry run"
 [ "$(stat -c %s img)" -eq $((300 * 1024 * 1024)) ] || fail "--dry-run changed the size"
 expect_ok "$BFS" resize img 64M
+contains out "Moved "
 contains out "to 64 MiB"
 [ "$(stat -c %s img)" -eq $((64 * 1024 * 1024)) ] || fail "image not cut"
 expect_ok "$BFS" show-super --all img
@@ -61,8 +63,32 @@ expect_ok "$BFS" show-super --all img
 expect_ok "$BFS" fsck -n img
 contains out "clean"
 lacks err "outside the device"
-expect_ok "$BFS" debug -R "ls /" img
-contains out "lost+found"
+expect_ok "$BFS" debug -R "dump /big big.out" img
+cmp -s big big.out || fail "data changed by the shrink"
+expect_ok "$BFS" debug -R "dump /data data.out" img
+cmp -s data data.out || fail "data changed by the shrink"
+
+note "shrink with free buckets only beyond the end (alloc keys of deleted data dropped)"
+expect_ok "$BFS" debug -w -R "rm /big" img
+expect_ok "$BFS" resize img 300M
+head -c 3000000 /dev/urandom > top
+expect_ok "$BFS" debug -w -R "write top /top" img
+expect_ok "$BFS" debug -w -R "rm /top" img
+expect_ok "$BFS" resize img 64M
+lacks out "Moved"
+expect_ok "$BFS" fsck -n img
+contains out "clean"
+lacks err "outside the device"
+expect_ok "$BFS" show-super --json img
+nb=$(json_get out nbuckets)
+expect_ok "$BFS" dump-btree --json -b alloc img
+python3 -c '
+import json, sys
+keys = [i for i in json.load(open("out"))["btrees"][0]["items"] if i["type"] == "key"]
+assert keys, "no alloc keys at all"
+beyond = [k["pos"]["inode"] for k in keys if k["pos"]["inode"] >= int(sys.argv[1])]
+assert not beyond, beyond
+' "$nb" || fail "alloc keys beyond the end left"
 
 note "refusals"
 expect_rc 2 "$BFS" resize

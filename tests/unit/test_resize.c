@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Offline resize (libcore/fs/resize.c): the layout of a grown and a shrunk
- * superblock, what blocks a shrink, and crash safety of both: every state a
- * power failure can leave during a resize opens as the old or the new
- * filesystem, with its btrees intact and the file data readable.
+ * superblock, what lies in the space a shrink cuts, moving file data out of
+ * it, and crash safety: every state a power failure can leave during a
+ * resize (moves included) opens as the old or the new filesystem, with its
+ * btrees intact and the file data readable.
  */
 #include "unit.h"
 #include "crash_states.h"
@@ -121,7 +122,7 @@ START_TEST(test_layout)
 }
 END_TEST
 
-START_TEST(test_usage_blocks_shrink)
+START_TEST(test_usage)
 {
 	struct bfs_dev *dev = make_fs(32 * MiB, 32 * MiB);
 	const struct bfs_sb *sb;
@@ -226,7 +227,17 @@ static void resize_recorded(struct bfs_dev *dev, u64 new_size, const char *logpa
 		bfs_sb_handle_release(&h);
 		ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 		ck_assert_int_eq(bfs_resize_usage(fs, le64_to_cpu(out->nbuckets), &u), 0);
-		ck_assert_uint_eq(u.nodes + u.data_buckets, 0);
+		ck_assert_uint_eq(u.nodes, 0);
+		if (u.data_buckets) {
+			u64 need, avail, left;
+
+			ck_assert_int_eq(bfs_resize_evacuate(fs, le64_to_cpu(out->nbuckets), &need,
+							     &avail, &left), 0);
+			ck_assert_uint_eq(need, FILE_BYTES);
+			ck_assert_uint_eq(left, 0);
+		}
+		ck_assert_int_eq(bfs_resize_usage(fs, le64_to_cpu(out->nbuckets), &u), 0);
+		ck_assert_uint_eq(u.data_buckets, 0);
 		ck_assert_uint_ge(u.free_alloc_keys, 1);	/* the test means to drop some */
 		ck_assert_int_eq(bfs_resize_drop_alloc_keys(fs, le64_to_cpu(out->nbuckets)), 0);
 		ck_assert_int_eq(bfs_fs_close(fs), 0);
@@ -290,6 +301,50 @@ START_TEST(test_shrink_crash)
 }
 END_TEST
 
+/* live data beyond the new end is moved below it first, crash-safely */
+START_TEST(test_shrink_moving_data_crash)
+{
+	struct resize_ctx c = { .old_size = 32 * MiB, .new_size = 16 * MiB, .file = "moved" };
+	struct bfs_dev *dev = make_fs(32 * MiB, 32 * MiB);
+
+	write_file(dev, "moved");	/* data fills from the top: beyond 16 MiB */
+	run_crash(dev, &c, "resize-shrink-move");
+	bfs_dev_close(dev);
+}
+END_TEST
+
+START_TEST(test_evacuate_no_room)
+{
+	struct bfs_dev *dev = make_fs(16 * MiB, 16 * MiB);
+	struct bfs_resize_usage u;
+	struct bfs_fs *fs;
+	u64 need, avail, left, cut;
+	const struct bfs_sb *sb;
+
+	write_file(dev, "a");
+	write_file(dev, "b");
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	sb = bfs_core_sb(bfs_fs_core(fs));
+	/* keep just the journal and a few buckets: the data cannot fit */
+	cut = le64_to_cpu(sb->journal_bucket) + le32_to_cpu(sb->journal_nbuckets) + 20;
+	ck_assert_int_eq(bfs_resize_usage(fs, cut, &u), 0);
+	ck_assert_uint_eq(u.data_bytes, 2 * FILE_BYTES);
+	ck_assert_int_eq(bfs_resize_evacuate(fs, cut, &need, &avail, &left), -ENOSPC);
+	ck_assert_uint_eq(need, 2 * FILE_BYTES);
+	ck_assert_uint_lt(avail, need);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	/* nothing moved, nothing lost */
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	{
+		char why[512];
+
+		ck_assert_msg(file_ok(fs, "a", why) && file_ok(fs, "b", why), "%s", why);
+	}
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 static Suite *resize_suite(void)
 {
 	Suite *s = suite_create("resize");
@@ -297,9 +352,11 @@ static Suite *resize_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_layout);
-	tcase_add_test(tc, test_usage_blocks_shrink);
+	tcase_add_test(tc, test_usage);
 	tcase_add_test(tc, test_grow_crash);
 	tcase_add_test(tc, test_shrink_crash);
+	tcase_add_test(tc, test_shrink_moving_data_crash);
+	tcase_add_test(tc, test_evacuate_no_room);
 	suite_add_tcase(s, tc);
 	return s;
 }
