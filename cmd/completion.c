@@ -175,7 +175,7 @@ static void print_args(const struct bfs_cmd *c)
 		       "\t\t\t*=*) ;;\n"
 		       "\t\t\t*)\n"
 		       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
-		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum=\" -- \"$cur\"))\n"
+		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit=\" -- \"$cur\"))\n"
 		       "\t\t\t\t\tcompopt -o nospace\n"
 		       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
 		       "\t\t\tesac\n");

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <uuid.h>
 
-enum set_opt { OPT_LABEL, OPT_UUID, OPT_COMPRESSION, OPT_CHECKSUM };
+enum set_opt { OPT_LABEL, OPT_UUID, OPT_COMPRESSION, OPT_CHECKSUM, OPT_COMMIT };
 
 static const struct {
 	const char *name;
@@ -35,6 +35,7 @@ static const struct {
 	[OPT_UUID]	  = { "uuid",		"UUID, random or time", true },
 	[OPT_COMPRESSION] = { "compression",	"none or zstd[:LEVEL] (new data)", false },
 	[OPT_CHECKSUM]	  = { "checksum",	"xxhash or none (new file data)", false },
+	[OPT_COMMIT]	  = { "commit",		"SECONDS between periodic commits, 0 for none", false },
 };
 
 struct change {
@@ -122,9 +123,11 @@ static int parse_compression(const char *v, unsigned *type, unsigned *level)
 /* apply one change to @sb; a usage-class message and BFS_EXIT_USAGE on a bad value */
 static int apply(const struct bfs_cmd *cmd, struct bfs_sb *sb, const struct change *c)
 {
-	char err[BFS_ERR_LEN];
+	char err[BFS_ERR_LEN], *end;
 	unsigned type, level;
+	unsigned long secs;
 	u8 uuid[16];
+	int ret;
 
 	switch (c->opt) {
 	case OPT_LABEL:
@@ -158,6 +161,18 @@ static int apply(const struct bfs_cmd *cmd, struct bfs_sb *sb, const struct chan
 		if (bfs_sb_set_data_csum(sb, type, err))
 			return bfs_cmd_error(cmd, "%s", err);
 		return 0;
+	case OPT_COMMIT:
+		errno = 0;
+		secs = strtoul(c->value, &end, 10);
+		if (errno || end == c->value || *end || *c->value == '-' || secs > UINT32_MAX)
+			return bfs_cmd_usage_error(cmd, "invalid commit interval '%s' (seconds)",
+						   c->value);
+		ret = bfs_sb_set_commit_secs(sb, (unsigned)secs, err);
+		if (ret == -EINVAL)
+			return bfs_cmd_usage_error(cmd, "%s", err);
+		if (ret)
+			return bfs_cmd_error(cmd, "%s", err);
+		return 0;
 	}
 	return BFS_EXIT_ERROR;
 }
@@ -184,6 +199,12 @@ static void describe(enum set_opt opt, const struct bfs_sb *sb, char out[80])
 		break;
 	case OPT_CHECKSUM:
 		snprintf(out, 80, "%s", bfs_csum_name(bfs_sb_data_csum_type(sb)));
+		break;
+	case OPT_COMMIT:
+		if (bfs_sb_commit_secs(sb))
+			snprintf(out, 80, "%u s", bfs_sb_commit_secs(sb));
+		else
+			snprintf(out, 80, "none");
 		break;
 	}
 }
@@ -328,6 +349,8 @@ const struct bfs_cmd bfs_cmd_set_option = {
 	"  uuid=UUID         a new UUID, or random, or time (needs a clean filesystem)\n"
 	"  compression=TYPE  none or zstd[:LEVEL] (LEVEL 1 to 19) for new data\n"
 	"  checksum=TYPE     xxhash or none for new file data (metadata keeps its type)\n"
+	"  commit=SECONDS    commit what was written every SECONDS (0: only at fsync\n"
+	"                    and unmount)\n"
 	"\n"
 	"  -n, --dry-run     show what would change, write nothing\n"
 	"\nThe filesystem must not be mounted.  Each line printed is 'OPTION: OLD -> NEW';\n"

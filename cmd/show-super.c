@@ -193,6 +193,8 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 	out_str(o, "checksum_type", "Checksum type", "%s", bfs_csum_name(sb->csum_type));
 	out_str(o, "data_checksum_type", "Data checksum type", "%s",
 		bfs_csum_name(bfs_sb_data_csum_type(sb)));
+	out_u64(o, "commit_interval", "Commit interval", bfs_sb_commit_secs(sb));
+	out_note(o, bfs_sb_commit_secs(sb) ? "s" : "(only fsync and unmount)");
 	out_str(o, "compression", "Compression", "%s", bfs_compression_name(sb->compression_type));
 	out_u64(o, "compression_level", "Compression level", sb->compression_level);
 	out_hex(o, "hash_seed", "Name hash seed", le64_to_cpu(sb->hash_seed));

@@ -112,9 +112,13 @@ struct bfs_sb_options {
 	u8	data_csum_set;		/* 0: data uses csum_type; 1: data_csum_type */
 	u8	data_csum_type;		/* enum bfs_csum_type of new file data */
 	u8	pad[6];			/* zero */
-	__le64	reserved[3];		/* zero */
+	__le32	commit_secs;		/* periodic commit of a read-write open; 0: none */
+	__le32	pad2;			/* zero */
+	__le64	reserved[2];		/* zero */
 };
 BFS_STATIC_SIZE(struct bfs_sb_options, 32);
+
+#define BFS_COMMIT_SECS_MAX	86400	/* a day */
 
 struct bfs_sb {
 	__le64	magic;			/*   0 */

@@ -114,6 +114,9 @@ int bfs_sb_set_compression(struct bfs_sb *sb, unsigned type, unsigned level, cha
 int bfs_sb_set_data_csum(struct bfs_sb *sb, unsigned type, char *err);
 /* the checksum type new file data is written with */
 unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb);
+/* everything written is durable at most @secs later (0: only fsync/unmount) */
+int bfs_sb_set_commit_secs(struct bfs_sb *sb, unsigned secs, char *err);
+unsigned bfs_sb_commit_secs(const struct bfs_sb *sb);
 /* the options section, or NULL if absent (validated by bfs_sb_validate) */
 const struct bfs_sb_options *bfs_sb_options_get(const struct bfs_sb *sb);
 

@@ -2,9 +2,9 @@
 /*
  * Superblock settings that may change after format.  The fixed part holds
  * what format chose; the options section holds what only set-option can
- * change (today: the checksum type of new file data, which must differ from
+ * change: the checksum type of new file data (which must be separate from
  * csum_type because btree node checks use csum_type for every node already
- * written).  Every setter leaves @sb valid, so a caller can validate once
+ * written) and the periodic commit interval.  Every setter leaves @sb valid, so a caller can validate once
  * and write once: one bfs_sb_write() commits all changes or none.
  */
 #include <bfs/super.h>
@@ -72,26 +72,52 @@ const struct bfs_sb_options *bfs_sb_options_get(const struct bfs_sb *sb)
 	return f ? (const void *)f->data : NULL;
 }
 
-int bfs_sb_set_data_csum(struct bfs_sb *sb, unsigned type, char *err)
+/* the options section, created (zeroed) if absent; NULL if it does not fit */
+static struct bfs_sb_options *options_get_or_add(struct bfs_sb *sb, char *err)
 {
 	const u32 u64s = (sizeof(struct bfs_sb_field) + sizeof(struct bfs_sb_options)) / 8;
-	struct bfs_sb_field *f;
+	struct bfs_sb_field *f = bfs_sb_field_get(sb, BFS_SB_FIELD_OPTIONS);
+
+	if (!f || le32_to_cpu(f->u64s) < u64s)
+		f = bfs_sb_field_resize(sb, BFS_SB_FIELD_OPTIONS, u64s);
+	if (!f && err)
+		snprintf(err, BFS_ERR_LEN, "no room for the options section");
+	return f ? (void *)f->data : NULL;
+}
+
+int bfs_sb_set_data_csum(struct bfs_sb *sb, unsigned type, char *err)
+{
 	struct bfs_sb_options *o;
 
 	if (type >= BFS_CSUM_NR)
 		return opt_err(err, "unknown checksum type %u", type);
-	f = bfs_sb_field_get(sb, BFS_SB_FIELD_OPTIONS);
-	if (!f || le32_to_cpu(f->u64s) < u64s)
-		f = bfs_sb_field_resize(sb, BFS_SB_FIELD_OPTIONS, u64s);
-	if (!f) {
-		if (err)
-			snprintf(err, BFS_ERR_LEN, "no room for the options section");
+	o = options_get_or_add(sb, err);
+	if (!o)
 		return -ENOSPC;
-	}
-	o = (void *)f->data;
 	o->data_csum_set = 1;
 	o->data_csum_type = (u8)type;
 	return 0;
+}
+
+int bfs_sb_set_commit_secs(struct bfs_sb *sb, unsigned secs, char *err)
+{
+	struct bfs_sb_options *o;
+
+	if (secs > BFS_COMMIT_SECS_MAX)
+		return opt_err(err, "commit interval %u s is longer than a day (%u s)", secs,
+			       BFS_COMMIT_SECS_MAX);
+	o = options_get_or_add(sb, err);
+	if (!o)
+		return -ENOSPC;
+	o->commit_secs = cpu_to_le32(secs);
+	return 0;
+}
+
+unsigned bfs_sb_commit_secs(const struct bfs_sb *sb)
+{
+	const struct bfs_sb_options *o = bfs_sb_options_get(sb);
+
+	return o ? le32_to_cpu(o->commit_secs) : 0;
 }
 
 unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb)

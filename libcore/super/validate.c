@@ -197,6 +197,11 @@ static int validate_options(const struct bfs_sb_field *f, u64 off, char *err)
 	for (i = 0; i < sizeof(o->pad); i++)
 		if (o->pad[i])
 			return bad("options: padding byte %u is not zero", i);
+	if (le32_to_cpu(o->commit_secs) > BFS_COMMIT_SECS_MAX)
+		return bad("options: commit interval %u s is longer than %u s",
+			   le32_to_cpu(o->commit_secs), BFS_COMMIT_SECS_MAX);
+	if (o->pad2.v)
+		return bad("options: padding word is not zero");
 	for (i = 0; i < ARRAY_SIZE(o->reserved); i++)
 		if (o->reserved[i].v)
 			return bad("options: reserved word %u is not zero", i);

@@ -42,6 +42,17 @@ expect_ok "$BFS" show-super --export img
 contains out "ID_FS_UUID=5d9f2c1e-8a4b-4c3d-9e2f-1a2b3c4d5e6f"
 contains out "ID_FS_LABEL=new_label"
 
+note "commit interval"
+expect_ok "$BFS" set-option img commit=7
+contains out "commit: none -> 7 s"
+expect_ok "$BFS" show-super --json img
+[ "$(json_get out commit_interval)" = 7 ] || fail "commit interval not set"
+expect_rc 2 "$BFS" set-option img commit=100000
+contains err "longer than a day"
+expect_rc 2 "$BFS" set-option img commit=-1
+expect_ok "$BFS" set-option img commit=0
+contains out "commit: 7 s -> none"
+
 note "unchanged values, clearing the label, back to none, --dry-run"
 expect_ok "$BFS" set-option img label="new label"
 contains out "(unchanged)"
@@ -117,6 +128,17 @@ if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null
 	wait_unlocked img
 	expect_ok "$BFS" show-super img
 	lacks out "mounted"
+	note "a mounted filesystem commits every commit= seconds without fsync"
+	expect_ok "$BFS" set-option img commit=1
+	expect_ok "$BFS" mount img mnt
+	echo "no fsync" > mnt/unsynced
+	sleep 3
+	cp img crashed.img	# what a power failure would leave now
+	umount mnt
+	wait_unlocked img
+	expect_ok "$BFS" fsck -n crashed.img
+	expect_ok "$BFS" debug -R "cat /unsynced" crashed.img
+	contains out "no fsync"
 else
 	echo "no FUSE: the mounted case was not run"
 fi

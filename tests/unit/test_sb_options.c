@@ -9,6 +9,7 @@
 #include "crash_states.h"
 
 #include <bfs/checksum.h>
+#include <bfs/fs.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
 #include <bfs/super.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct bfs_sb *new_sb(u64 dev_size)
@@ -128,6 +130,74 @@ START_TEST(test_data_csum_section)
 }
 END_TEST
 
+START_TEST(test_commit_secs)
+{
+	struct bfs_sb *sb = new_sb(64 * MiB);
+	struct bfs_sb_options *o;
+	char err[BFS_ERR_LEN];
+
+	ck_assert_uint_eq(bfs_sb_commit_secs(sb), 0);
+	ck_assert_int_eq(bfs_sb_set_commit_secs(sb, BFS_COMMIT_SECS_MAX + 1, err), -EINVAL);
+	ck_assert_ptr_null(bfs_sb_options_get(sb));
+	ck_assert_int_eq(bfs_sb_set_commit_secs(sb, 5, err), 0);
+	ck_assert_uint_eq(bfs_sb_commit_secs(sb), 5);
+	ck_assert_uint_eq(bfs_sb_data_csum_type(sb), BFS_CSUM_XXH3);	/* untouched */
+	ck_assert_int_eq(validate(sb, err), 0);
+	o = (struct bfs_sb_options *)bfs_sb_options_get(sb);
+	o->commit_secs = cpu_to_le32(BFS_COMMIT_SECS_MAX + 1);
+	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(err, "commit interval"));
+	o->commit_secs = cpu_to_le32(5);
+	o->pad2 = cpu_to_le32(1);
+	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
+	bfs_free(sb);
+}
+END_TEST
+
+/*
+ * What a crash would find 2.5 s after an un-fsync'd write: the file with a
+ * 1 s commit interval, nothing without one.
+ */
+static bool survives_crash(unsigned secs)
+{
+	const u64 size = 32 * MiB;
+	struct bfs_format_opts fo = { 0 };
+	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
+	char err[BFS_ERR_LEN], buf[16] = "";
+	struct bfs_dev *dev, *crashed;
+	struct bfs_fs *fs, *fs2;
+	struct bfs_stat st;
+	bool found;
+
+	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
+	ck_assert_int_eq(bfs_sb_layout(&fo, size, 512, sb, err), 0);
+	ck_assert_int_eq(bfs_sb_set_commit_secs(sb, secs, err), 0);
+	ck_assert_int_eq(bfs_mkfs(dev, sb), 0);
+	ck_assert_int_eq(bfs_fs_open(dev, NULL, &fs), 0);
+	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, "f", 1, S_IFREG | 0644, 0,
+				      &(struct bfs_creds){ 0, 0 }, &st), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, st.ino, "committed", 9, 0), 9);
+	usleep(2500 * 1000);
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &crashed), 0);	/* the power fails here */
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_fs_open(crashed, NULL, &fs2), 0);
+	found = !bfs_fs_lookup(fs2, BFS_ROOT_INO, "f", 1, &st) &&
+		bfs_fs_read(fs2, st.ino, buf, sizeof(buf), 0) == 9 && !memcmp(buf, "committed", 9);
+	ck_assert_int_eq(bfs_fs_close(fs2), 0);
+	bfs_dev_close(crashed);
+	bfs_dev_close(dev);
+	bfs_free(sb);
+	return found;
+}
+
+START_TEST(test_periodic_commit)
+{
+	ck_assert_msg(survives_crash(1), "a 1 s commit interval did not make the write durable");
+	ck_assert_msg(!survives_crash(0), "without a commit interval the write was durable anyway: "
+		      "the test proves nothing");
+}
+END_TEST
+
 /* ---- crash safety: every state holds all the changes or none ---- */
 
 #define NEW_LABEL "after set-option"
@@ -237,9 +307,12 @@ static Suite *sb_options_suite(void)
 	Suite *s = suite_create("sb_options");
 	TCase *tc = tcase_create("core");
 
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_label);
 	tcase_add_test(tc, test_compression);
 	tcase_add_test(tc, test_data_csum_section);
+	tcase_add_test(tc, test_commit_secs);
+	tcase_add_test(tc, test_periodic_commit);
 	tcase_add_test(tc, test_set_option_crash);
 	suite_add_tcase(s, tc);
 	return s;
