@@ -110,4 +110,29 @@ sleep 0.5
 expect_rc 1 "$BFS" resize img 128M
 contains err "in use"
 wait $holder
+
+# a block device grows under the filesystem (a partition or volume made larger)
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null && [ -e /dev/loop-control ] &&
+	"$BFS" format -q -f --size 32M blk.img && loop=$(losetup -f --show blk.img 2>/dev/null); then
+	note "block device: grow to the device size after it grew, and refuse a size beyond it"
+	truncate -s 96M blk.img
+	losetup -c "$loop"
+	"$BFS" resize "$loop" 200M >out 2>err
+	rc1=$?
+	"$BFS" resize "$loop" >>out 2>>err
+	rc2=$?
+	"$BFS" show-super --json "$loop" >j 2>>err
+	"$BFS" fsck -n "$loop" >>out 2>>err
+	rc3=$?
+	losetup -d "$loop"
+	[ $rc1 -eq 1 ] || { cat out err; fail "resize beyond the device exited $rc1"; }
+	contains err "holds only 96 MiB"
+	[ $rc2 -eq 0 ] || { cat out err; fail "resize of the grown device exited $rc2"; }
+	contains out "to 96 MiB"
+	[ "$(json_get j device_size)" -eq $((96 * 1024 * 1024)) ] || fail "block device not grown"
+	[ $rc3 -eq 0 ] || { cat out err; fail "fsck after growing the block device: $rc3"; }
+	[ "$(stat -c %s blk.img)" -eq $((96 * 1024 * 1024)) ] || fail "backing file changed"
+else
+	echo "no loop devices: block device resize not tested"
+fi
 echo ok
