@@ -45,6 +45,8 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# udev reads /usr/local/lib/udev/rules.d as well as /usr/lib/udev/rules.d
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 
 .PHONY: all clean check unit-check asan-check integration-check demo install deps \
 	completion man-problems crash-soak soak clang-check fixtures bench
@@ -160,18 +162,23 @@ completion: $(B)/bfs
 man-problems: $(B)/bfs
 	sh doc/gen-fsck-problems.sh -w $(B)/bfs
 
+# the filesystem type is bcowfs: "bfs" is util-linux's and the kernel's SCO boot fs
+FSTYPE := bcowfs
+FS_ALIASES := mkfs.$(FSTYPE):bfs-format fsck.$(FSTYPE):bfs-fsck \
+	mount.$(FSTYPE):bfs-mount-helper mount.fuse.$(FSTYPE):bfs-mount-helper
+
+# man pages name the installed paths, so /usr/local in them becomes $(PREFIX)
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 $(B)/bfs $(DESTDIR)$(SBINDIR)/bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/mkfs.bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/fsck.bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/mount.bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/mount.fuse.bfs
-	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/man8/
+	for p in doc/*.8; do sed 's|/usr/local|$(PREFIX)|g' $$p > $(DESTDIR)$(MANDIR)/man8/$${p#doc/} && \
+		chmod 644 $(DESTDIR)$(MANDIR)/man8/$${p#doc/} || exit 1; done
+	for a in $(FS_ALIASES); do ln -sf bfs $(DESTDIR)$(SBINDIR)/$${a%%:*} && \
+		ln -sf $${a#*:}.8 $(DESTDIR)$(MANDIR)/man8/$${a%%:*}.8 || exit 1; done
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
-	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/mkfs.bfs
-	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/fsck.bfs
-	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/mount.bfs
+	for a in mkfs fsck mount mount.fuse; do ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a.$(FSTYPE) || exit 1; done
+	install -d $(DESTDIR)$(UDEVRULESDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' udev/64-$(FSTYPE).rules.in > $(DESTDIR)$(UDEVRULESDIR)/64-$(FSTYPE).rules
 
 clean:
 	rm -rf build build-asan build-clang

@@ -42,14 +42,23 @@ static int flush_core(struct dbg *d)
 
 /* ---- set-inode ---- */
 
+/* ns since the epoch, negative before 1970 (utimensat takes those too) */
 static int parse_time(const char *s, struct timespec *ts)
 {
+	bool neg = *s == '-';
 	u64 ns;
 
-	if (dbg_parse_u64(s, &ns))
+	if (dbg_parse_u64(s + neg, &ns) || ns > (u64)INT64_MAX)
 		return -EINVAL;
 	ts->tv_sec = (time_t)(ns / 1000000000ULL);
 	ts->tv_nsec = (long)(ns % 1000000000ULL);
+	if (neg && ts->tv_nsec) {
+		/* a timespec's nanoseconds are never negative */
+		ts->tv_sec = -ts->tv_sec - 1;
+		ts->tv_nsec = 1000000000L - ts->tv_nsec;
+	} else if (neg) {
+		ts->tv_sec = -ts->tv_sec;
+	}
 	return 0;
 }
 

@@ -27,6 +27,7 @@ enum bfs_dev_flags {
 	BFS_DEV_NOLOCK	= 1 << 3,	/* read-only open without the shared lock */
 };
 
+/* -EROFS for a read-write open of a read-only block device (losetup -r) */
 int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out);
 /* a zero-filled memory device of @size bytes (tests, fuzzing) */
 int bfs_dev_open_mem(u64 size, struct bfs_dev **out);

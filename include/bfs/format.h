@@ -106,16 +106,35 @@ BFS_STATIC_SIZE(struct bfs_sb_field, 8);
 enum bfs_sb_field_type {
 	/* clean-shutdown state: journal sequence and btree roots (see btree) */
 	BFS_SB_FIELD_CLEAN	= 1,
+	/* settings changed after format (bfs set-option); optional */
+	BFS_SB_FIELD_OPTIONS	= 2,
 	/* what repairs lost (struct bfs_sb_repair); optional, written by fsck */
-	BFS_SB_FIELD_REPAIR	= 2,
+	BFS_SB_FIELD_REPAIR	= 3,
 };
+
+/*
+ * BFS_SB_FIELD_OPTIONS payload.  Optional: a reader that does not know it
+ * uses the fixed part's values, which is always safe (it only decides what
+ * new data is written with).
+ */
+struct bfs_sb_options {
+	u8	data_csum_set;		/* 0: data uses csum_type; 1: data_csum_type */
+	u8	data_csum_type;		/* enum bfs_csum_type of new file data */
+	u8	pad[6];			/* zero */
+	__le32	commit_secs;		/* periodic commit of a read-write open; 0: none */
+	__le32	pad2;			/* zero */
+	__le64	reserved[2];		/* zero */
+};
+BFS_STATIC_SIZE(struct bfs_sb_options, 32);
+
+#define BFS_COMMIT_SECS_MAX	86400	/* a day */
 
 /*
  * BFS_SB_FIELD_REPAIR payload: which btrees a repair could not restore
  * completely (bcachefs' btrees_lost_data): a rebuild that lost key ranges,
  * or restored ranges from nodes found by scanning the device (which may be
  * older versions).  Later passes and later fscks know where to look harder;
- * show-super prints it.  Bits accumulate until `bfs set-option` clears them.
+ * show-super prints it.  Bits accumulate.
  */
 struct bfs_sb_repair {
 	__le32	btrees_lost_data;	/*  0: bit per enum bfs_btree_id */

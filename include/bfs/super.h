@@ -109,6 +109,26 @@ const struct bfs_sb_field *bfs_sb_field_next(const struct bfs_sb *sb,
 struct bfs_sb_field *bfs_sb_field_resize(struct bfs_sb *sb, u32 type, u32 u64s);
 void bfs_sb_field_delete(struct bfs_sb *sb, u32 type);
 
+/*
+ * Settings that may change after format (libcore/super/options.c, used by
+ * bfs set-option).  Each changes @sb in memory only and keeps it valid;
+ * bfs_sb_write() makes the change durable.  -EINVAL (and @err) for a bad
+ * value, -ENOSPC if a section does not fit.
+ */
+int bfs_sb_set_label(struct bfs_sb *sb, const char *label, char *err);
+void bfs_sb_set_uuid(struct bfs_sb *sb, const u8 uuid[16]);
+/* compression of new data; zstd sets the ZSTD incompat bit, none leaves it */
+int bfs_sb_set_compression(struct bfs_sb *sb, unsigned type, unsigned level, char *err);
+/* checksum of new file data; metadata keeps csum_type (node checks use it) */
+int bfs_sb_set_data_csum(struct bfs_sb *sb, unsigned type, char *err);
+/* the checksum type new file data is written with */
+unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb);
+/* everything written is durable at most @secs later (0: only fsync/unmount) */
+int bfs_sb_set_commit_secs(struct bfs_sb *sb, unsigned secs, char *err);
+unsigned bfs_sb_commit_secs(const struct bfs_sb *sb);
+/* the options section, or NULL if absent (validated by bfs_sb_validate) */
+const struct bfs_sb_options *bfs_sb_options_get(const struct bfs_sb *sb);
+
 /* label as a C string (copies at most BFS_LABEL_SIZE bytes) */
 void bfs_sb_label(const struct bfs_sb *sb, char out[BFS_LABEL_SIZE + 1]);
 

@@ -116,7 +116,8 @@ int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
 			continue;
 		bk->data = false;
 		d->nr_data_buckets--;
-		bfs_alloc_bucket_put(d->a, b);
+		if (!d->fence || b < d->fence)
+			bfs_alloc_bucket_put(d->a, b);	/* a fenced one stays taken */
 	}
 	memmove(d->pending, d->pending + i, (d->nr_pending - i) * sizeof(*d->pending));
 	d->nr_pending -= i;
@@ -178,6 +179,27 @@ static void close_wp_locked(struct bfs_fs_data *d)
 	d->wp_bucket = 0;
 	d->b[b].open = false;
 	maybe_free_locked(d, b);
+}
+
+u64 bfs_data_fence(struct bfs_fs_data *d, u64 fence, u64 *free_bytes)
+{
+	u64 b, live = 0, reserve;
+
+	bfs_mutex_lock(&d->lock);
+	if (d->wp_bucket >= fence)
+		close_wp_locked(d);	/* the write point must not append there any more */
+	d->fence = fence;
+	for (b = fence; b < d->nbuckets; b++) {
+		live += d->b[b].live;
+		/* a free bucket is taken, so neither data nor a node lands in it */
+		if (!d->b[b].data)
+			bfs_alloc_bucket_get(d->a, b);
+	}
+	bfs_mutex_unlock(&d->lock);
+	*free_bytes = bfs_alloc_nr_free_buckets(d->a) * d->bucket_size;
+	reserve = reserve_slots(d) * d->node_size;
+	*free_bytes = *free_bytes > reserve ? *free_bytes - reserve : 0;
+	return live;
 }
 
 int bfs_data_space_get_multi(struct bfs_fs_data *d, u32 unit, u32 max_units, u64 *dev_off,

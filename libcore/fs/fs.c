@@ -91,6 +91,8 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	}
 	if (!fs->read_only) {
 		ret = bfs_orphans_recover(fs);
+		if (!ret)
+			ret = bfs_fs_commit_start(fs, bfs_sb_commit_secs(fs->sb));
 		if (ret) {
 			bfs_fs_data_exit(fs);
 			bfs_core_close(fs->c);
@@ -108,6 +110,7 @@ int bfs_fs_close(struct bfs_fs *fs)
 
 	if (!fs)
 		return 0;
+	bfs_fs_commit_stop(fs);
 	if (!fs->read_only) {
 		ret = bfs_open_inodes_close(fs);
 		r = bfs_fs_data_flush(fs, 0);

@@ -80,16 +80,18 @@ static void inode_to_text(char *buf, size_t len, const struct bfs_bkey *k)
 {
 	const struct bfs_inode_v *v = bfs_bkey_val(k);
 	s64 mt = (s64)le64_to_cpu(v->mtime);
+	/* sign and magnitude: -1.5 s is "-1.500000000", not "-1.-500000000" or "-2.5..." */
+	u64 amt = mt < 0 ? -(u64)mt : (u64)mt;
 
 	snprintf(buf, len, "ino %llu mode 0%o nlink %u uid %u gid %u size %llu sectors %llu "
-		 "flags 0x%x rdev %llu gen %llu parent %llu mtime %lld.%09lld",
+		 "flags 0x%x rdev %llu gen %llu parent %llu mtime %s%llu.%09llu",
 		 (unsigned long long)le64_to_cpu(k->inode), le32_to_cpu(v->mode),
 		 le32_to_cpu(v->nlink), le32_to_cpu(v->uid), le32_to_cpu(v->gid),
 		 (unsigned long long)le64_to_cpu(v->size), (unsigned long long)le64_to_cpu(v->sectors),
 		 le32_to_cpu(v->flags), (unsigned long long)le64_to_cpu(v->rdev),
 		 (unsigned long long)le64_to_cpu(v->generation),
-		 (unsigned long long)le64_to_cpu(v->parent), (long long)(mt / 1000000000),
-		 (long long)((mt % 1000000000 + 1000000000) % 1000000000));
+		 (unsigned long long)le64_to_cpu(v->parent), mt < 0 ? "-" : "",
+		 (unsigned long long)(amt / 1000000000), (unsigned long long)(amt % 1000000000));
 }
 
 /* ---- counter, orphan, whiteout ---- */

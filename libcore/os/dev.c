@@ -129,6 +129,13 @@ static int dev_probe(struct bfs_dev *dev, const struct stat *st)
 		return -errno;
 	if (ssz <= 0 || !bfs_is_pow2((u64)ssz))
 		return -ENODEV;
+	/* a read-only device (losetup -r, write-protected) takes O_RDWR, then fails every write */
+	if (!dev->readonly) {
+		int ro = 0;
+
+		if (ioctl(dev->fd, BLKROGET, &ro) == 0 && ro)
+			return -EROFS;
+	}
 	dev->size = size;
 	dev->sector_size = (unsigned)ssz;
 	return 0;
