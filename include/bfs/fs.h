@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "dev.h"
+#include "finding.h"
 #include "types.h"
 
 struct bfs_fs;
@@ -45,6 +46,10 @@ struct bfs_fs_opts {
 	bool	read_only;	/* no writes at all, not even journal replay */
 	bool	no_replay;	/* damaged journal: open as of the last clean close */
 	u64	cache_bytes;	/* btree node cache; 0 = default */
+	/* fsck: replay what is consistent of a damaged journal (bfs_core_opts) */
+	bool	salvage_journal;
+	bfs_finding_fn journal_finding;
+	void	*journal_finding_ctx;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);

@@ -23,7 +23,9 @@
  */
 static int open_core(struct bfs_fsck *f, struct bfs_core **c)
 {
-	struct bfs_core_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO };
+	struct bfs_core_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO || f->journal_salvage,
+				      .salvage_journal = f->journal_salvage,
+				      .journal_finding = bfs_fsck_journal_decided };
 	int ret = bfs_core_open(f->dev, &opts, c);
 
 	if (ret != -EUCLEAN)

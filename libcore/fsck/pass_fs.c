@@ -325,7 +325,9 @@ static void check_inode(struct fs_check *fc, struct ino_info *i)
 
 int bfs_fsck_pass_fs(struct bfs_fsck *f)
 {
-	struct bfs_fs_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO };
+	struct bfs_fs_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO || f->journal_salvage,
+				    .salvage_journal = f->journal_salvage,
+				    .journal_finding = bfs_fsck_journal_decided };
 	struct fs_check fc = { .f = f };
 	size_t i;
 	int ret;
