@@ -128,7 +128,8 @@ static void *journal_io_alloc(const struct bfs_journal *j, size_t bytes)
 	return bfs_aligned_alloc(BFS_MAX(j->block_size, 4096U), bytes);
 }
 
-static int scan_bucket(struct bfs_journal *j, u32 bucket, u8 *buf,
+/* returns 1 if the bucket was skipped (no magic in its first block, and not @force) */
+static int scan_bucket(struct bfs_journal *j, u32 bucket, u8 *buf, bool force,
 		       const struct scan_ops *ops, void *ctx)
 {
 	u64 base = journal_bucket_offset(j, bucket);
@@ -136,8 +137,8 @@ static int scan_bucket(struct bfs_journal *j, u32 bucket, u8 *buf,
 	int ret;
 
 	ret = bfs_dev_read(j->dev, base, buf, j->block_size);
-	if (!ret && le64_to_cpu(((const struct bfs_jset *)buf)->magic) != BFS_JSET_MAGIC)
-		return 0;
+	if (!ret && !force && le64_to_cpu(((const struct bfs_jset *)buf)->magic) != BFS_JSET_MAGIC)
+		return 1;
 	if (!ret && j->bucket_size > j->block_size)
 		ret = bfs_dev_read(j->dev, base + j->block_size, buf + j->block_size,
 				   j->bucket_size - j->block_size);
@@ -167,15 +168,33 @@ static int scan_bucket(struct bfs_journal *j, u32 bucket, u8 *buf,
 	return 0;
 }
 
-static int journal_scan(struct bfs_journal *j, const struct scan_ops *ops, void *ctx)
+/* @skipped (nbuckets, may be NULL) says which buckets were skipped unread */
+static int journal_scan(struct bfs_journal *j, const struct scan_ops *ops, void *ctx,
+			bool *skipped)
 {
 	u8 *buf = journal_io_alloc(j, j->bucket_size);
 	int ret = 0;
 
 	if (!buf)
 		return -ENOMEM;
-	for (u32 b = 0; b < j->nbuckets && !ret; b++)
-		ret = scan_bucket(j, b, buf, ops, ctx);
+	for (u32 b = 0; b < j->nbuckets && ret >= 0; b++) {
+		ret = scan_bucket(j, b, buf, false, ops, ctx);
+		if (skipped)
+			skipped[b] = ret == 1;
+	}
+	bfs_free(buf);
+	return ret < 0 ? ret : 0;
+}
+
+/* read bucket @b whole, blank first block or not */
+static int journal_scan_one(struct bfs_journal *j, u32 b, const struct scan_ops *ops, void *ctx)
+{
+	u8 *buf = journal_io_alloc(j, j->bucket_size);
+	int ret;
+
+	if (!buf)
+		return -ENOMEM;
+	ret = scan_bucket(j, b, buf, true, ops, ctx);
 	bfs_free(buf);
 	return ret;
 }
@@ -200,7 +219,7 @@ int bfs_journal_walk(struct bfs_journal *j,
 	struct walk_ctx w = { .fn = fn, .ctx = ctx };
 	struct scan_ops ops = { .valid = walk_valid };
 
-	return journal_scan(j, &ops, &w);
+	return journal_scan(j, &ops, &w, NULL);
 }
 
 /* ---- bfs_journal_read ---- */
@@ -789,6 +808,7 @@ int bfs_journal_recover(struct bfs_journal *j, const struct bfs_journal_read_opt
 	struct scan_ops ops = { .valid = read_valid, .bad = read_bad };
 	struct read_ctx r = { .j = j, .o = o };
 	struct plan p = { 0 };
+	bool *skipped = NULL;
 	int ret;
 
 	bfs_mutex_lock(&j->lock);
@@ -798,11 +818,28 @@ int bfs_journal_recover(struct bfs_journal *j, const struct bfs_journal_read_opt
 	if (ret)
 		return ret;
 
-	ret = journal_scan(j, &ops, &r);
+	skipped = bfs_calloc(j->nbuckets, sizeof(*skipped));
+	ret = skipped ? journal_scan(j, &ops, &r, skipped) : -ENOMEM;
 	if (ret)
 		goto out;
-	if (r.good.nr)
-		qsort(r.good.v, r.good.nr, sizeof(*r.good.v), jent_cmp);
+	/*
+	 * A bucket with a blank first block is skipped unread (it was never
+	 * written) - unless it is the one appends would have moved on to: a
+	 * damaged first entry there must not hide the newer entries behind it.
+	 */
+	for (;;) {
+		u32 b;
+
+		if (r.good.nr)
+			qsort(r.good.v, r.good.nr, sizeof(*r.good.v), jent_cmp);
+		b = r.good.nr ? (r.good.v[r.good.nr - 1].bucket + 1) % j->nbuckets : 0;
+		if (!skipped[b])
+			break;
+		skipped[b] = false;
+		ret = journal_scan_one(j, b, &ops, &r);
+		if (ret)
+			goto out;
+	}
 	ret = make_plan(&r, &p);
 	if (ret)
 		goto out;
@@ -825,6 +862,7 @@ int bfs_journal_recover(struct bfs_journal *j, const struct bfs_journal_read_opt
 		bfs_mutex_unlock(&j->lock);
 	}
 out:
+	bfs_free(skipped);
 	bfs_free(p.chain);
 	read_ctx_free(&r);
 	return ret;

@@ -271,6 +271,27 @@ START_TEST(test_gap_salvaged)
 }
 END_TEST
 
+START_TEST(test_blank_bucket_head_hides_nothing)
+{
+	struct bfs_dev *dev = mkdev();
+	struct bfs_journal_geom g = geom(dev);
+	struct bfs_journal *j;
+	struct result r;
+
+	/* 4 KiB entries, 16 to a bucket: 17..20 start bucket 1 */
+	write_entries(&g, 20, 0);
+	ck_assert_uint_eq(find_entry(&g, 17).offset, bucket_off(1));
+	memset(bfs_dev_mem(dev) + bucket_off(1), 0, 4096);
+	j = jopen(&g);
+	ck_assert_int_eq(recover(j, (struct bfs_journal_read_opts){ 0 }, &r), -EUCLEAN);
+	ck_assert_uint_eq(r.nr_fd, 1);
+	ck_assert_int_eq(r.fd[0].code, PR_JOURNAL_SEQ_GAP);
+	ck_assert_uint_eq(r.fd[0].loc.jseq, 17);
+	bfs_journal_close(j);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 START_TEST(test_corrupt_in_range_salvaged)
 {
 	struct bfs_dev *dev = mkdev();
@@ -433,6 +454,7 @@ static Suite *journal_salvage_suite(void)
 	tcase_add_test(tc, test_torn_newest_is_a_crash_state);
 	tcase_add_test(tc, test_corrupt_newest_in_one_sector);
 	tcase_add_test(tc, test_gap_salvaged);
+	tcase_add_test(tc, test_blank_bucket_head_hides_nothing);
 	tcase_add_test(tc, test_corrupt_in_range_salvaged);
 	tcase_add_test(tc, test_invalid_entry_salvaged);
 	tcase_add_test(tc, test_forged_newest);
