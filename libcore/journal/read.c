@@ -491,9 +491,14 @@ static void report_damage(struct read_ctx *r, struct plan *p, u64 s, size_t lo, 
 	char tail[160], err[BFS_ERR_LEN];
 	const struct jent *b;
 
-	snprintf(tail, sizeof(tail), "replay stops after seq %" PRIu64 "; %" PRIu64
-		 " valid entr%s up to seq %" PRIu64 " discarded", s - 1, lost,
-		 lost == 1 ? "y" : "ies", p->last);
+	if (r->o->salvage)
+		snprintf(tail, sizeof(tail), "replay stops after seq %" PRIu64 "; %" PRIu64
+			 " valid entr%s up to seq %" PRIu64 " discarded", s - 1, lost,
+			 lost == 1 ? "y" : "ies", p->last);
+	else
+		snprintf(tail, sizeof(tail), "nothing replayed (fsck can replay up to seq %"
+			 PRIu64 ", discarding %" PRIu64 " valid entr%s up to seq %" PRIu64 ")",
+			 s - 1, lost, lost == 1 ? "y" : "ies", p->last);
 	if (lo < hi && r->good.v[lo].why) {
 		const struct jent *e = &r->good.v[lo];
 
