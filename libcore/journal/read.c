@@ -645,11 +645,10 @@ static void check_clean(struct read_ctx *r, struct plan *p)
 		hi = e->seq;
 	}
 	for (size_t i = 0; i < r->bad.nr; i++)
-		nr_bad += r->bad.v[i].seq > r->o->min_seq;
+		if (r->bad.v[i].seq > r->o->min_seq && !nr_bad++ && !first)
+			first = &r->bad.v[i];
 	if (!nr && !nr_bad)
 		return;
-	if (!first)
-		first = &r->bad.v[0];
 	jfind(r, PR_JOURNAL_STALE, BFS_LOG_WARN, first,
 	      "the filesystem was shut down cleanly at seq %" PRIu64 ", but %" PRIu64
 	      " valid entr%s (seq up to %" PRIu64 ") and %" PRIu64 " corrupt one%s claim later "

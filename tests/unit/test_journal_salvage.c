@@ -446,6 +446,31 @@ START_TEST(test_clean_with_stale_entries)
 }
 END_TEST
 
+START_TEST(test_clean_with_corrupt_garbage)
+{
+	struct bfs_dev *dev = mkdev();
+	struct bfs_journal_geom g = geom(dev);
+	struct bfs_journal_read_opts clean = { .min_seq = 10, .clean = true };
+	struct bfs_journal *j;
+	struct result r;
+
+	write_entries(&g, 10, 0);
+	/* an old corrupt entry is dead and ignored; one claiming a later seq is garbage */
+	bfs_dev_mem(dev)[find_entry(&g, 4).offset + 100] ^= 1;
+	forge(dev, find_entry(&g, 2), bucket_off(6), 11, 11);
+	bfs_dev_mem(dev)[bucket_off(6) + 100] ^= 1;
+	j = jopen(&g);
+	ck_assert_int_eq(recover(j, clean, &r), 0);
+	ck_assert_uint_eq(r.nr_fd, 1);
+	ck_assert_int_eq(r.fd[0].code, PR_JOURNAL_STALE);
+	ck_assert_uint_eq(r.fd[0].loc.jentry, bucket_off(6));
+	ck_assert_ptr_nonnull(strstr(r.fd[0].detail, "0 valid entries"));
+	ck_assert_ptr_nonnull(strstr(r.fd[0].detail, "1 corrupt one "));
+	bfs_journal_close(j);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 static Suite *journal_salvage_suite(void)
 {
 	Suite *s = suite_create("journal_salvage");
@@ -461,6 +486,7 @@ static Suite *journal_salvage_suite(void)
 	tcase_add_test(tc, test_second_copy_of_a_seq);
 	tcase_add_test(tc, test_tail_garbage);
 	tcase_add_test(tc, test_clean_with_stale_entries);
+	tcase_add_test(tc, test_clean_with_corrupt_garbage);
 	suite_add_tcase(s, tc);
 	return s;
 }
