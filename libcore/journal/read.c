@@ -488,10 +488,14 @@ static void report_damage(struct read_ctx *r, struct plan *p, u64 s, size_t lo, 
 			  const struct jent *prev)
 {
 	u64 lost = count_valid(r, s, p->last);
-	char tail[160], err[BFS_ERR_LEN];
+	char tail[200], err[BFS_ERR_LEN];
 	const struct jent *b;
 
-	if (r->o->salvage)
+	if (r->o->salvage && s == p->first)
+		snprintf(tail, sizeof(tail), "nothing of the range is replayed (the tree of its "
+			 "checkpoint is kept); %" PRIu64 " valid entr%s up to seq %" PRIu64
+			 " discarded", lost, lost == 1 ? "y" : "ies", p->last);
+	else if (r->o->salvage)
 		snprintf(tail, sizeof(tail), "replay stops after seq %" PRIu64 "; %" PRIu64
 			 " valid entr%s up to seq %" PRIu64 " discarded", s - 1, lost,
 			 lost == 1 ? "y" : "ies", p->last);
@@ -753,7 +757,7 @@ out:
 	j->cur = 0;
 }
 
-static int replay_one(struct bfs_journal *j, const struct jent *e, void *buf,
+static int replay_one(struct bfs_journal *j, const struct jent *e, void *buf, bool roots_only,
 		      int (*fn)(void *ctx, u64 seq, const struct bfs_jset_entry *e), void *ctx)
 {
 	size_t avail = j->bucket_size - (e->offset - journal_bucket_offset(j, e->bucket));
@@ -774,6 +778,8 @@ static int replay_one(struct bfs_journal *j, const struct jent *e, void *buf,
 		return -EUCLEAN;
 	}
 	for_each_jset_entry(jset, i) {
+		if (roots_only && i->type != BFS_JSET_ENTRY_BTREE_ROOT)
+			continue;
 		ret = fn(ctx, e->seq, i);
 		if (ret)
 			return ret;
@@ -781,19 +787,44 @@ static int replay_one(struct bfs_journal *j, const struct jent *e, void *buf,
 	return 0;
 }
 
-static int replay(struct bfs_journal *j, const struct plan *p,
+/*
+ * Every entry of a replay range carries the same roots: they change only at
+ * a checkpoint, whose entry starts the range of every later one.  So when
+ * the range is damaged right at its start, the roots of any sound entry of
+ * it are still the tree on disk (the clean section's may be much older, and
+ * their nodes reused since): the newest sound one is used, with no keys.
+ */
+static const struct jent *roots_entry(const struct read_ctx *r, const struct plan *p)
+{
+	for (size_t i = r->good.nr; i-- > 0;) {
+		const struct jent *e = &r->good.v[i];
+
+		if (e->seq < p->first)
+			break;
+		if (e->seq <= p->last && !e->excluded && !e->why)
+			return e;
+	}
+	return NULL;
+}
+
+static int replay(struct bfs_journal *j, const struct read_ctx *r, const struct plan *p,
 		  int (*fn)(void *ctx, u64 seq, const struct bfs_jset_entry *e), void *ctx)
 {
+	const struct jent *roots = NULL;
 	void *buf;
 	int ret = 0;
 
-	if (!fn || p->stop <= p->first)
+	if (p->damaged && p->stop == p->first)
+		roots = roots_entry(r, p);
+	if (!fn || (p->stop <= p->first && !roots))
 		return 0;
 	buf = journal_io_alloc(j, j->max_bytes);
 	if (!buf)
 		return -ENOMEM;
+	if (roots)
+		ret = replay_one(j, roots, buf, true, fn, ctx);
 	for (u64 s = p->first; s < p->stop && !ret; s++)
-		ret = replay_one(j, p->chain[s - p->first], buf, fn, ctx);
+		ret = replay_one(j, p->chain[s - p->first], buf, false, fn, ctx);
 	bfs_free(buf);
 	return ret;
 }
@@ -859,7 +890,7 @@ int bfs_journal_recover(struct bfs_journal *j, const struct bfs_journal_read_opt
 	j->replay_last = p.stop - 1;
 	bfs_mutex_unlock(&j->lock);
 
-	ret = replay(j, &p, fn, ctx);
+	ret = replay(j, &r, &p, fn, ctx);
 	if (!ret) {
 		bfs_mutex_lock(&j->lock);
 		j->read_done = true;

@@ -24,7 +24,8 @@ for f in f_sb_update_interrupted f_sb_primary_torn f_sb_backup_torn; do
 	note "$f: fsck -n exits 0, a read-write open completes the update"
 done
 
-for f in f_journal_entry_csum f_journal_seq_gap f_journal_forged f_journal_invalid \
+for f in f_journal_entry_csum f_journal_seq_gap f_journal_range_start_corrupt \
+	 f_journal_forged f_journal_invalid \
 	 f_journal_tail_corrupt f_journal_stale; do
 	unpack $f
 	cp test.img before.img

@@ -121,6 +121,8 @@ static u64 bucket_off(unsigned b)
 struct result {
 	u64 tags[64];
 	unsigned nr;
+	unsigned roots;		/* BTREE_ROOT sub-entries delivered */
+	u64 root_seq;		/* the seq of the last one */
 	struct bfs_finding fd[8];
 	unsigned nr_fd;
 };
@@ -129,6 +131,11 @@ static int collect(void *ctx, u64 seq, const struct bfs_jset_entry *e)
 {
 	struct result *r = ctx;
 
+	if (e->type == BFS_JSET_ENTRY_BTREE_ROOT) {
+		r->roots++;
+		r->root_seq = seq;
+		return 0;
+	}
 	if (e->type != BFS_JSET_ENTRY_BTREE_KEYS)
 		return 0;
 	ck_assert_uint_lt(r->nr, 64);
@@ -287,6 +294,46 @@ START_TEST(test_blank_bucket_head_hides_nothing)
 	ck_assert_uint_eq(r.nr_fd, 1);
 	ck_assert_int_eq(r.fd[0].code, PR_JOURNAL_SEQ_GAP);
 	ck_assert_uint_eq(r.fd[0].loc.jseq, 17);
+	bfs_journal_close(j);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/* entries 1..n, each with a key record and a root (as the btree layer's pre-write hook adds) */
+static void write_entries_with_roots(const struct bfs_journal_geom *g, u64 n)
+{
+	struct bfs_journal *j = jopen(g);
+
+	ck_assert_int_eq(bfs_journal_read(j, 0, NULL, NULL), 0);
+	for (u64 i = 1; i <= n; i++) {
+		u64 buf[2];
+
+		add_rec(j, i, 3);
+		bfs_jset_entry_init((struct bfs_jset_entry *)buf, BFS_JSET_ENTRY_BTREE_ROOT, 0, 0, 1);
+		buf[1] = 0xf00d;
+		ck_assert_int_eq(bfs_journal_add(j, buf, 2, NULL), 0);
+		ck_assert_int_eq(bfs_journal_flush(j), 0);
+	}
+	bfs_journal_close(j);
+}
+
+START_TEST(test_damaged_range_start_keeps_roots)
+{
+	struct bfs_dev *dev = mkdev();
+	struct bfs_journal_geom g = geom(dev);
+	struct bfs_journal *j;
+	struct result r;
+
+	write_entries_with_roots(&g, 10);
+	bfs_dev_mem(dev)[find_entry(&g, 1).offset + 100] ^= 1;
+	j = jopen(&g);
+	ck_assert_int_eq(recover(j, (struct bfs_journal_read_opts){ .salvage = true }, &r), 0);
+	ck_assert_uint_eq(r.nr_fd, 1);
+	ck_assert_int_eq(r.fd[0].code, PR_JOURNAL_ENTRY_CORRUPT);
+	/* no keys, but the roots every entry of the range carries, from the newest */
+	ck_assert_uint_eq(r.nr, 0);
+	ck_assert_uint_eq(r.roots, 1);
+	ck_assert_uint_eq(r.root_seq, 10);
 	bfs_journal_close(j);
 	bfs_dev_close(dev);
 }
@@ -481,6 +528,7 @@ static Suite *journal_salvage_suite(void)
 	tcase_add_test(tc, test_gap_salvaged);
 	tcase_add_test(tc, test_blank_bucket_head_hides_nothing);
 	tcase_add_test(tc, test_corrupt_in_range_salvaged);
+	tcase_add_test(tc, test_damaged_range_start_keeps_roots);
 	tcase_add_test(tc, test_invalid_entry_salvaged);
 	tcase_add_test(tc, test_forged_newest);
 	tcase_add_test(tc, test_second_copy_of_a_seq);
