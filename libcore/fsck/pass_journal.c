@@ -81,6 +81,9 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f)
 		ret = jf.err;
 	if (ret) {
 		bfs_fsck_printf(f, "cannot read the journal: %s", strerror(-ret));
+		/* corrupt metadata around it (no clean section): the next pass says what */
+		if (ret == -EUCLEAN)
+			ret = 0;
 		goto out;
 	}
 	if (!jf.nr)

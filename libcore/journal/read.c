@@ -699,6 +699,8 @@ static const struct jent *plan_tail_entry(const struct plan *p)
 	return p->stop > p->first ? p->chain[p->stop - 1 - p->first] : NULL;
 }
 
+static const struct jent *roots_entry(const struct read_ctx *r, const struct plan *p);
+
 /* set up the append state from what the scan found */
 static void journal_start(struct bfs_journal *j, const struct read_ctx *r, const struct plan *p)
 {
@@ -719,6 +721,9 @@ static void journal_start(struct bfs_journal *j, const struct read_ctx *r, const
 		 */
 		for (u64 s = p->first; p->chain && s < p->stop; s++)
 			j->bucket_seq[p->chain[s - p->first]->bucket] = s;
+		/* nothing of the range replayed: the entry its roots come from is needed */
+		if (p->damaged && p->stop == p->first && roots_entry(r, p))
+			j->bucket_seq[roots_entry(r, p)->bucket] = roots_entry(r, p)->seq;
 		j->cur_seq = r->o->clean ? min_seq + 1 : BFS_MAX(p->max_seq, min_seq) + 1;
 		j->written_seq = j->cur_seq - 1;
 		j->last_seq = j->durable_last_seq = j->cur_seq;

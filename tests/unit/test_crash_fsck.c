@@ -23,7 +23,9 @@
  *
  * Environment: BFS_CRASH_FSCK_NESTED (states whose second run is
  * interrupted too, default 3), BFS_CRASH_FSCK_VERBOSE (print what every
- * fsck says), BFS_CRASH_SEED, and the crash_states.h variables.
+ * fsck says), BFS_CRASH_FSCK_DAMAGE=range-start (corrupt the first entry of
+ * the replay range, so salvage replays no keys, only the range's roots),
+ * BFS_CRASH_SEED, and the crash_states.h variables.
  */
 #include "crash_states.h"
 #include "unit.h"
@@ -269,7 +271,9 @@ static void corrupt_journal(struct bfs_dev *dev)
 	bfs_journal_geom_from_sb(h.sb, dev, &g);
 	ck_assert_int_eq(bfs_journal_open(&g, &j), 0);
 	ck_assert_int_eq(bfs_journal_walk(j, pick_entries, &p), 0);
-	p.second = p.newest - 1;
+	/* BFS_CRASH_FSCK_DAMAGE=range-start: the first entry of the range instead */
+	p.second = getenv("BFS_CRASH_FSCK_DAMAGE") &&
+		!strcmp(getenv("BFS_CRASH_FSCK_DAMAGE"), "range-start") ? p.newest_last : p.newest - 1;
 	ck_assert_uint_le(p.newest_last, p.second);
 	ck_assert_int_eq(bfs_journal_walk(j, find_second, &p), 0);
 	ck_assert_uint_ne(p.off_second, 0);
