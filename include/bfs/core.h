@@ -24,6 +24,7 @@
 
 #include "btree_format.h"
 #include "dev.h"
+#include "finding.h"
 #include "format.h"
 
 struct bfs_core;
@@ -45,6 +46,20 @@ struct bfs_core_opts {
 	 * nothing is checkpointed at open.  Only fsck uses this.
 	 */
 	bool	salvage;
+
+	/*
+	 * fsck: instead of failing on a damaged journal, replay its
+	 * consistent prefix (bfs_journal_recover(), salvage) and pass each
+	 * piece of damage to @journal_finding (NULL: log it).  A read-write
+	 * open makes the replayed state durable (checkpoint, then the roots
+	 * and seq in the superblock's clean section) and erases the journal,
+	 * so the next open finds a sound one.  Without it a read-write open
+	 * still erases garbage found in the journal of a cleanly closed
+	 * filesystem before it writes anything.
+	 */
+	bool	salvage_journal;
+	bfs_finding_fn journal_finding;
+	void	*journal_finding_ctx;
 
 	/*
 	 * Space used by upper layers (file data) must be known to the
@@ -73,6 +88,14 @@ struct bfs_core_opts {
 int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb);
 int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out);
 int bfs_core_close(struct bfs_core *c);
+/*
+ * Check the journal of the filesystem whose superblock is @sb as an open
+ * would read it (clean or not, every sub-entry checked), replaying and
+ * writing nothing, and pass each piece of damage to @fn.  For fsck, which
+ * then repairs with an open with salvage_journal.
+ */
+int bfs_core_check_journal(struct bfs_dev *dev, const struct bfs_sb *sb, bfs_finding_fn fn,
+			   void *ctx);
 int bfs_core_flush(struct bfs_core *c);
 /* make the commit that returned @seq (and everything before it) durable */
 int bfs_core_flush_seq(struct bfs_core *c, u64 seq);

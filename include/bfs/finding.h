@@ -22,6 +22,10 @@ struct bfs_fsck_loc {
 	u64	inode;			/* 0: none */
 	u64	offset;			/* byte offset in the file (with inode), or 0 */
 	const char *path;		/* path of the inode where known, or NULL */
+	/* a journal entry: its device byte offset (0: none), ring bucket and seq */
+	u64	jentry;
+	u32	jbucket;
+	u64	jseq;
 };
 
 #define BFS_FSCK_LOC_NONE ((struct bfs_fsck_loc){ .btree = -1 })

@@ -50,6 +50,10 @@ struct bfs_fs_opts {
 	 */
 	bfs_fix_fn check_roots;
 	void	*check_ctx;
+	/* fsck: replay what is consistent of a damaged journal (bfs_core_opts) */
+	bool	salvage_journal;
+	bfs_finding_fn journal_finding;
+	void	*journal_finding_ctx;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);

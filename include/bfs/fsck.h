@@ -56,6 +56,8 @@ struct bfs_fsck {
 	unsigned nr_problems, nr_fixed, nr_unfixed;
 	bool preen_stopped;	/* -p met a problem it may not fix */
 	bool btrees_damaged;	/* pass 1 found damage: later passes are skipped */
+	bool journal_salvage;	/* the journal is damaged and was not repaired: later
+				   passes open read-only, replaying what is consistent */
 	enum bfs_problem_code last_code;	/* the last problem decided, and where */
 	struct bfs_fsck_loc last_loc;
 	struct bfs_sb_handle sb;

@@ -38,7 +38,23 @@
 	x(SB_BACKUP_STALE, PREEN, "backup superblock differs from the primary",	\
 	  "Update it")								\
 	/* pass 1: journal */							\
-	x(JOURNAL_UNREPLAYABLE, NOFIX, "journal is damaged", "Discard it")	\
+	x(JOURNAL_UNREPLAYABLE, LOSS, "journal is damaged", "Discard it")	\
+	/* pass 1: journal entries (libcore/journal/read.c decides, doc/format/journal.md) */ \
+	x(JOURNAL_ENTRY_CORRUPT, LOSS, "journal entry needed for replay is corrupt",	\
+	  "Replay the entries before it and discard the rest")		\
+	x(JOURNAL_ENTRY_INVALID, LOSS,						\
+	  "journal entry holds updates that cannot be replayed",		\
+	  "Replay the entries before it and discard the rest")		\
+	x(JOURNAL_SEQ_GAP, LOSS, "journal entry needed for replay is missing",	\
+	  "Replay the entries before it and discard the rest")		\
+	x(JOURNAL_OUT_OF_SEQUENCE, LOSS,					\
+	  "journal entry is out of sequence (misplaced or forged)", "Discard it")	\
+	x(JOURNAL_NEWEST_CORRUPT, LOSS,						\
+	  "newest journal entry is corrupt, and not by a torn write", "Discard it")	\
+	x(JOURNAL_TAIL_CORRUPT, LOSS,						\
+	  "corrupt journal entries after the newest valid one", "Erase them")	\
+	x(JOURNAL_STALE, PREEN,							\
+	  "journal holds entries written after the clean shutdown", "Erase them")	\
 	/* pass 1: btree nodes, keys and topology */				\
 	x(BTREE_UNREADABLE, NOFIX, "btree cannot be walked", "Ignore")		\
 	x(BTREE_DAMAGED, NOFIX, "btree is still damaged after its rebuild", "Ignore")	\

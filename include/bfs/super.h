@@ -88,6 +88,22 @@ int bfs_sb_read_copy(struct bfs_dev *dev, u64 offset, struct bfs_sb *buf, char *
 int bfs_sb_write(struct bfs_dev *dev, struct bfs_sb *sb);
 
 /*
+ * Crash states of bfs_sb_write() (libcore/super/crash.c): a power cut
+ * leaves backups one write newer than the primary, or one copy torn (each
+ * 512-byte sector old or new).  That is the designed write order, not
+ * damage: the next read-write open rewrites every copy.
+ *   bfs_sb_copy_interrupted()  backup @raw (BFS_SB_IO_ALIGN bytes as read,
+ *       @valid if bfs_sb_read_copy() accepted it) against the primary @ref
+ *       in force; @newer is a valid backup one write newer than @ref, if one
+ *       was found (it tells which sectors are new)
+ *   bfs_sb_primary_torn()  the invalid primary @raw against @ref, the
+ *       newest backup, when every backup is valid and equal to @ref
+ */
+bool bfs_sb_copy_interrupted(const struct bfs_sb *ref, const struct bfs_sb *raw, bool valid,
+			     const struct bfs_sb *newer);
+bool bfs_sb_primary_torn(const struct bfs_sb *ref, const struct bfs_sb *raw);
+
+/*
  * Write a new filesystem described by @sb (from bfs_sb_layout) to @dev:
  * clears every superblock region, lays down the empty on-disk structures of
  * the layers above, then writes all superblock copies and flushes.

@@ -392,6 +392,14 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 		 * the clean section itself is what every checkpoint updates, so
 		 * the flag stays (and old journal entries stay ignored).
 		 */
+		/* garbage in the journal of a clean filesystem: nothing needs it */
+		if (clean && c->j && bfs_journal_needs_reset(c->j)) {
+			bfs_warn("journal: erasing entries nothing needs (clean shutdown at seq %llu)",
+				 (unsigned long long)clean_seq);
+			ret = bfs_journal_reset(c->j);
+			if (ret)
+				goto err;
+		}
 		if (clean && c->j) {
 			sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~BFS_SB_CLEAN);
 			ret = bfs_sb_write(dev, sb);
@@ -406,6 +414,16 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 		/* a damaged tree is rebuilt first: the journal must keep its keys */
 		if ((replayed || !clean) && !bfs_core_any_damaged(c))
 			ret = bfs_core_checkpoint(c);
+		/*
+		 * A salvaged journal still holds what was discarded: once the
+		 * replayed state is in the nodes and the clean section names
+		 * them, nothing needs the journal, and it is erased so the next
+		 * open does not meet the damage again.
+		 */
+		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
+			ret = bfs_core_write_clean(c, false);
+		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
+			ret = bfs_journal_reset(c->j);
 		if (ret)
 			goto err;
 	}

@@ -47,6 +47,9 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	co.read_only = fs->read_only;
 	co.no_replay = opts->no_replay;
 	co.cache_bytes = opts->cache_bytes;
+	co.salvage_journal = opts->salvage_journal;
+	co.journal_finding = opts->journal_finding;
+	co.journal_finding_ctx = opts->journal_finding_ctx;
 	/*
 	 * Replay must not put btree nodes into buckets that hold file data:
 	 * the data half marks its space before the journal is replayed.

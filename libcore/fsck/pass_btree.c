@@ -60,7 +60,10 @@ static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *op
 {
 	int ret;
 
-	opts->read_only = !writable;
+	/* a damaged journal whose repair was declined: nothing may be written */
+	opts->read_only = !writable || f->journal_salvage;
+	opts->salvage_journal = f->journal_salvage;
+	opts->journal_finding = bfs_fsck_journal_decided;
 	opts->salvage = true;
 	opts->cache_bytes = 256 * MiB;
 	ret = bfs_core_open(f->dev, opts, c);
@@ -326,14 +329,14 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 		return bfs_core_close(c);
 	}
 	ret = scan(f, &bc);
-	if (!ret && (!fix || f->mode == BFS_FSCK_MODE_NO))
+	if (!ret && (!fix || f->mode == BFS_FSCK_MODE_NO || f->journal_salvage))
 		ret = plan_only(&bc, c);
 	{
 		int r = bfs_core_close(c);
 
 		ret = ret ? ret : r;
 	}
-	if (!ret && fix && f->mode != BFS_FSCK_MODE_NO)
+	if (!ret && fix && f->mode != BFS_FSCK_MODE_NO && !f->journal_salvage)
 		ret = repair(&bc);
 	else
 		f->btrees_damaged = true;

@@ -286,7 +286,9 @@ static bool fix_root_finding(void *ctx, const struct bfs_finding *fd)
 int bfs_fsck_pass_fs(struct bfs_fsck *f)
 {
 	struct bfs_fs_opts opts = {
-		.read_only = f->mode == BFS_FSCK_MODE_NO,
+		.read_only = f->mode == BFS_FSCK_MODE_NO || f->journal_salvage,
+		.salvage_journal = f->journal_salvage,
+		.journal_finding = bfs_fsck_journal_decided,
 		.check_roots = fix_root_finding, .check_ctx = f,	/* counter, root dir */
 	};
 	struct fs_check fc = { .f = f };
