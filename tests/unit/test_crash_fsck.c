@@ -134,32 +134,11 @@ static void print_line(void *ctx, const char *line)
 	fprintf(stderr, "fsck: %s\n", line);
 }
 
-/* a state's errors showed the torn-bset symptom (known_torn_bset_failure()) */
-static bool saw_bset_garbage;
-
 static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;
-	if (level == BFS_LOG_ERR && strstr(msg, " node at ") &&
-	    (strstr(msg, "overruns bset") || strstr(msg, "invalid key")))
-		saw_bset_garbage = true;
 	if (getenv("BFS_CRASH_FSCK_VERBOSE"))
 		fprintf(stderr, "log %d: %s\n", (int)level, msg);
-}
-
-/*
- * KNOWN FAILURE, expected until the lead's fix of libcore/btree/node_io.c
- * (issue 9 item 10) is merged: with --checksum=none a bset append torn
- * after some sectors is not recognised as a torn, uncommitted bset: what
- * follows the new sectors parses as keys, so the whole node is rejected
- * ("key at node offset N overruns bset M", or "invalid key" when the stale
- * bytes form a key header) and the next fsck cannot open the btrees.
- * Those states are counted apart; once the fix is in, the count is 0 and
- * this allowance goes.
- */
-static bool known_torn_bset_failure(bool csum)
-{
-	return !csum && saw_bset_garbage;
 }
 
 static int run_fsck(struct bfs_dev *dev, enum bfs_fsck_mode mode)
@@ -342,7 +321,6 @@ struct ctx {
 	unsigned nested_states, nested_failures;
 	bool nested;		/* inside a second interrupted run */
 	bool csum;		/* checksums on */
-	unsigned known;		/* states failing only by known_torn_bset_failure() */
 };
 
 static bool check_cb(void *vctx, struct bfs_dev *img, struct crash_marks mk, char *why);
@@ -395,13 +373,7 @@ static bool check_cb(void *vctx, struct bfs_dev *img, struct crash_marks mk, cha
 	struct ctx *c = vctx;
 
 	(void)mk;
-	saw_bset_garbage = false;
-	if (check_state(c, img, why))
-		return true;
-	if (!known_torn_bset_failure(c->csum))
-		return false;
-	c->known++;
-	return true;
+	return check_state(c, img, why);
 }
 
 static bool check_state(struct ctx *c, struct bfs_dev *img, char *why)
@@ -519,9 +491,9 @@ static void crash_fsck(u8 csum_type, const char *mode)
 	torn_sweep(logpath, damaged, &c, &torn, &torn_failures);
 	printf("crash-fsck (%s): %zu log entries; %u crash states of fsck -y checked (%u flush "
 	       "points, %u random), %u failed; %u states of interrupted second runs, %u failed; "
-	       "%u torn writes, %u failed; %u known failures (torn bset, checksums off)\n",
+	       "%u torn writes, %u failed\n",
 	       mode, res.log_entries, res.states, res.flush_states, res.random_states,
-	       res.failures, c.nested_states, c.nested_failures, torn, torn_failures, c.known);
+	       res.failures, c.nested_states, c.nested_failures, torn, torn_failures);
 	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
 	ck_assert_msg(torn_failures == 0, "%u of %u torn writes failed", torn_failures, torn);
 	unlink(logpath);
