@@ -45,6 +45,8 @@ struct bfs_fs_opts {
 	bool	read_only;	/* no writes at all, not even journal replay */
 	bool	no_replay;	/* damaged journal: open as of the last clean close */
 	u64	cache_bytes;	/* btree node cache; 0 = default */
+	/* migrate: buckets held for bfs_fs_import_*() (bitmap; see bfs/import.h) */
+	const u64 *avoid_buckets;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
@@ -195,6 +197,8 @@ struct bfs_sb;
  * superblock into *sb (a BFS_SB_MAX_BYTES buffer).
  */
 int bfs_fs_format(struct bfs_dev *dev, struct bfs_sb *sb);
+/* the same, placing no node in a bucket set in @avoid (bitmap, may be NULL) */
+int bfs_fs_format_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid);
 /*
  * Register validate/to_text hooks for the filesystem's key types (inode,
  * dirent, xattr, ...).  bfs_fs_open() and bfs_fs_format() call it; tools that

@@ -48,6 +48,7 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	co.read_only = fs->read_only;
 	co.no_replay = opts->no_replay;
 	co.cache_bytes = opts->cache_bytes;
+	co.avoid_buckets = opts->avoid_buckets;
 	/*
 	 * Replay must not put btree nodes into buckets that hold file data:
 	 * the data half marks its space before the journal is replayed.

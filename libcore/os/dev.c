@@ -37,6 +37,7 @@ static struct bfs_dev *dev_alloc(const char *path)
 
 static void dev_free(struct bfs_dev *dev)
 {
+	bfs_dev_held_release(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);
 	bfs_free(dev->mem);
@@ -357,6 +358,13 @@ int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
 
 	if (ret || !len)
 		return ret;
+	if (dev->nr_held)
+		return bfs_dev_held_io(dev, off, buf, len, false, false);
+	return bfs_dev_raw_read(dev, off, buf, len);
+}
+
+int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+{
 	if (dev->mem) {
 		memcpy(buf, dev->mem + off, len);
 		return 0;
@@ -382,7 +390,15 @@ static int dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t le
 	ret = dev_check_io(dev, off, buf, len);
 	if (ret || !len)
 		return ret;
-	ret = dev_inject_write(dev);
+	if (dev->nr_held)
+		return bfs_dev_held_io(dev, off, (void *)buf, len, true, fua);
+	return bfs_dev_raw_write(dev, off, buf, len, fua);
+}
+
+int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua)
+{
+	int ret = dev_inject_write(dev);
+
 	if (ret)
 		return ret;
 
