@@ -11,6 +11,7 @@
 #include <bfs/import.h>
 
 #include "data.h"
+#include "ns.h"
 
 #define IMPORT_BATCH	32	/* chunks per transaction, as the write path */
 
@@ -187,22 +188,22 @@ int bfs_fs_import_extent(struct bfs_fs *fs, u64 ino, u64 file_off, u64 dev_off, 
 
 int bfs_fs_import_times(struct bfs_fs *fs, u64 ino, s64 atime, s64 mtime, s64 ctime, s64 btime)
 {
-	struct bfs_inode inode;
+	struct bfs_ns_inode inode;
 	struct bfs_trans *t;
 	int ret;
 
 	if (fs->read_only)
 		return -EROFS;
 	bfs_inode_lock(fs, ino);
-	ret = bfs_inode_read(fs, ino, &inode);
+	ret = bfs_ns_inode_read(fs, ino, &inode);
 	if (!ret)
 		ret = bfs_trans_begin(fs->c, &t);
 	if (!ret) {
-		inode.atime = atime;
-		inode.mtime = mtime;
-		inode.ctime = ctime;
-		inode.btime = btime;
-		ret = bfs_inode_write(t, &inode);
+		inode.i.atime = atime;
+		inode.i.mtime = mtime;
+		inode.i.ctime = ctime;
+		inode.i.btime = btime;
+		ret = bfs_ns_inode_write(t, &inode);
 		if (!ret)
 			ret = bfs_trans_commit(t, NULL);
 		bfs_trans_end(t);
