@@ -172,7 +172,7 @@ static int convert(struct mig *m)
 					"filesystem is unchanged", strerror(-r));
 	}
 	if (ret)
-		return ret;
+		return mig_error(m, "conversion abandoned: the ext filesystem is unchanged");
 	mig_ext_close(m);	/* nothing more is read from ext: its handle goes first */
 	return mig_commit(m);
 }

@@ -47,7 +47,9 @@ static int list_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *d, int offs
 	struct entries *l = priv;
 	unsigned len = ext2fs_dirent_name_len(d);
 
-	if (entry == DIRENT_DOT_FILE || entry == DIRENT_DOT_DOT_FILE)
+	/* inline directories report their "." and ".." as ordinary entries */
+	if (entry == DIRENT_DOT_FILE || entry == DIRENT_DOT_DOT_FILE ||
+	    (len == 1 && d->name[0] == '.') || (len == 2 && d->name[0] == '.' && d->name[1] == '.'))
 		return 0;
 	if (l->nr == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
@@ -222,13 +224,22 @@ static int convert_data(struct mig *m, ext2_ino_t ino, struct ext2_inode_large *
 		ret = read_inline(m, ino, inode, &buf, &len);
 		if (ret)
 			return ret;
+		/* the inline area is larger than the file: i_size says how much is data */
+		len = (size_t)BFS_MIN((u64)len, size);
 		w = len ? bfs_fs_write(m->fs, bino, buf, len, 0) : 0;
 		free(buf);
 		return w < 0 ? (int)w : (size_t)w == len ? 0 : -ENOSPC;
 	}
 	if (inode->i_flags & EXT4_EXTENTS_FL)
-		return data_extents(m, ino, inode, bino);
-	return data_blockmap(m, ino, bino);
+		ret = data_extents(m, ino, inode, bino);
+	else
+		ret = data_blockmap(m, ino, bino);
+	/* a copied last block (mig_place() outside the buckets) extends the size */
+	if (!ret)
+		ret = bfs_fs_getattr(m->fs, bino, &st);
+	if (!ret && st.size != size)
+		ret = bfs_fs_setattr(m->fs, bino, &sa, &st);
+	return ret;
 }
 
 /* ---- symlinks ---- */
@@ -300,6 +311,25 @@ static int name_cb(char *name, char *value, size_t value_len, void *data)
 	return 0;
 }
 
+/*
+ * libext2fs leaves the id of the entries that have none (owner, owning
+ * group, mask, other) at 0; the kernel writes ACL_UNDEFINED_ID there, and
+ * so does this, so the value reads back as it did from ext4.
+ */
+static void acl_undefined_ids(const char *name, u8 *v, size_t len)
+{
+	size_t off;
+
+	if (strcmp(name, "system.posix_acl_access") && strcmp(name, "system.posix_acl_default"))
+		return;
+	for (off = 4; off + 8 <= len; off += 8) {
+		u16 tag = (u16)(v[off] | v[off + 1] << 8);
+
+		if (tag != 0x02 && tag != 0x08)		/* ACL_USER, ACL_GROUP */
+			memset(v + off + 4, 0xff, 4);
+	}
+}
+
 static int convert_xattrs(struct mig *m, ext2_ino_t ino, u64 bino)
 {
 	struct ext2_xattr_handle *h;
@@ -323,6 +353,7 @@ static int convert_xattrs(struct mig *m, ext2_ino_t ino, u64 bino)
 		err = ext2fs_xattr_get(h, n.v[i], &val, &len);
 		if (err)
 			break;
+		acl_undefined_ids(n.v[i], val, len);
 		ret = bfs_fs_setxattr(m->fs, bino, n.v[i], val, len, 0);
 		if (ret)
 			mig_error(m, "inode %u: cannot keep the xattr '%s': %s", ino, n.v[i],
