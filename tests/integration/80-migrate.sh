@@ -146,14 +146,23 @@ expect_rc 1 "$BFS" migrate --rollback c.img
 contains err "there is no /ext2_saved/image"
 expect_ok "$BFS" fsck -n c.img
 
+# a small source for the crash tests: fewer transactions, each state checked
+mkdir small small/d
+cp -a src/dir/block src/small src/fast-link src/fifo small/
+ln small/small small/d/link
+dd if=/dev/urandom of=small/d/data bs=1k count=700 status=none
+mkfs.ext4 -q -F -d small -b 1024 crash.img 16M || fail "mkfs crash.img"
+mv crash.img base.img
+
 note "writes failing at every Nth write leave the source intact"
 base_digest=$(used_digest base.img)
 cp --sparse=always base.img f.img
 BFS_MIGRATE_IOLOG=$PWD/full.log expect_ok "$BFS" migrate f.img
 nr=$("$APPLY" full.log | head -1)
 [ "$nr" -gt 10 ] || fail "only $nr log entries"
-n=1
+n=1 nfail=0 wstep=$(( nr / 24 + 1 ))
 while [ $n -lt "$nr" ]; do
+	nfail=$((nfail + 1))
 	cp --sparse=always base.img f.img
 	BFS_MIGRATE_FAIL_WRITES=$n "$BFS" migrate f.img >out 2>err
 	rc=$?
@@ -166,21 +175,33 @@ while [ $n -lt "$nr" ]; do
 		# only a failure after the commit point may leave bfs, and then a sound one
 		"$BFS" show-super f.img >/dev/null 2>&1 || fail "write $n failed: neither ext nor bfs"
 	fi
-	n=$((n * 2 + 1))
+	n=$((n + wstep))
 done
+echo "$nfail failing-write runs"
+
 
 note "every flush point of the I/O log: ext intact, or bfs"
 flushes=$("$APPLY" full.log | tail -n +2)
+nf=$(echo "$flushes" | wc -l)
 last=$(echo "$flushes" | tail -1)
+# at most about 30 states: a sample of the conversion, every one of the commit
+step=$(( nf / 24 + 1 ))
+flushes=$(echo "$flushes" | awk -v s=$step -v n=$nf 'NR % s == 0 || NR > n - 6')
+n_ext=0 n_bfs=0
 for k in $flushes; do
 	cp --sparse=always base.img s.img
 	"$APPLY" full.log s.img "$k" || fail "replay $k"
 	if e2fsck -fn s.img >/dev/null 2>&1; then
 		[ "$(used_digest s.img)" = "$base_digest" ] || fail "state $k: ext content changed"
+		n_ext=$((n_ext + 1))
 	else
 		expect_ok "$BFS" fsck -n s.img
+		n_bfs=$((n_bfs + 1))
 	fi
 done
+echo "$nr log entries, $nf flushes: $n_ext states checked as the source, $n_bfs as bfs"
+[ $n_ext -gt 5 ] && [ $n_bfs -ge 1 ] || fail "the replay did not cover both sides"
+
 "$BFS" fsck -n s.img >/dev/null 2>&1 || fail "the final state ($last) is not clean bfs"
 # a torn write at each of the last entries (the superblock writes)
 k=$((nr - 6))
