@@ -139,6 +139,12 @@ static int build(struct mig *m)
 		ret = bfs_dev_hold(m->dev, m->sb_offs[i], BFS_SB_REGION);
 	if (ret)
 		return mig_error(m, "cannot hold the superblock areas: %s", strerror(-ret));
+	/*
+	 * Nothing built before the commit needs to be durable piece by piece:
+	 * a crash before it leaves ext as it was anyway, and the commit's
+	 * first flush makes all of bfs durable before its first superblock.
+	 */
+	bfs_dev_set_barriers(m->dev, false);
 	ret = bfs_mkfs_avoid(m->dev, m->sb, m->busy);
 	if (ret)
 		return mig_error(m, "making the bfs filesystem failed: %s; the ext filesystem "

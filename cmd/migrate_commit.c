@@ -35,6 +35,14 @@ int mig_commit(struct mig *m)
 		return mig_error(m, "cannot read the new superblocks back: %s", strerror(-ret));
 	}
 	bfs_dev_unhold(m->dev);
+	/* everything bfs wrote reaches the disk before its first superblock */
+	bfs_dev_set_barriers(m->dev, true);
+	ret = bfs_dev_flush(m->dev);
+	if (ret) {
+		free(copies);
+		return mig_error(m, "flushing the new filesystem failed: %s; the ext filesystem "
+				 "is unchanged", strerror(-ret));
+	}
 
 	ret = bfs_dev_write(m->dev, m->sb_offs[n - 1], copies + (size_t)(n - 1) * BFS_SB_REGION,
 			    BFS_SB_REGION);

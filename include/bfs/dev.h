@@ -58,6 +58,15 @@ int bfs_dev_discard(struct bfs_dev *dev, u64 off, u64 len);
  */
 void bfs_dev_fail_writes_after(struct bfs_dev *dev, u64 nr_writes);
 
+/*
+ * Without barriers, flushes and FUA writes do not wait for the device (they
+ * are still logged when recording): for a tool whose commit point is one
+ * later write (migrate), where nothing before it needs to be durable one
+ * piece at a time.  The first flush after turning barriers back on makes
+ * everything durable.
+ */
+void bfs_dev_set_barriers(struct bfs_dev *dev, bool on);
+
 /* ---- held ranges ---- */
 
 /*

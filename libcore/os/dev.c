@@ -406,7 +406,7 @@ int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len,
 		memcpy(dev->mem + off, buf, len);
 	} else {
 		ret = bfs_os_pwrite_all(dev->fd, off, buf, len);
-		if (!ret && fua)
+		if (!ret && fua && !dev->nobarrier)
 			ret = dev_fdatasync(dev);
 		if (ret)
 			return ret;
@@ -439,9 +439,14 @@ int bfs_dev_flush(struct bfs_dev *dev)
 	 */
 	if (bfs_dev_recording(dev))
 		bfs_iolog_rec_io(dev, BFS_IOLOG_FLUSH, 0, NULL, 0);
-	if (dev->mem)
+	if (dev->mem || dev->nobarrier)
 		return 0;
 	return dev_fdatasync(dev);
+}
+
+void bfs_dev_set_barriers(struct bfs_dev *dev, bool on)
+{
+	dev->nobarrier = !on;
 }
 
 static int dev_discard_blk(struct bfs_dev *dev, u64 off, u64 len)

@@ -19,6 +19,7 @@ struct bfs_dev {
 	bool		blockdev;
 	bool		readonly;
 	bool		direct;
+	bool		nobarrier;	/* bfs_dev_set_barriers(false) */
 	char		*path;
 
 	/* failure injection: 0 = off; accessed with __atomic builtins */
