@@ -5,6 +5,7 @@
  */
 #include "migrate.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const char *mig_ext_strerror(errcode_t err)
@@ -111,23 +112,100 @@ static int check_features(struct mig *m)
 #define FLAGS_LAYOUT (EXT2_INDEX_FL | EXT4_HUGE_FILE_FL | EXT4_EXTENTS_FL | \
 		      EXT4_INLINE_DATA_FL | EXT4_EA_INODE_FL)
 
+/* the xattr namespaces bfs stores (and ext's inline-data marker, not an xattr) */
+static bool xattr_name_ok(const char *name)
+{
+	static const char *const prefixes[] = { "user.", "trusted.", "security." };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return !strcmp(name, "system.posix_acl_access") ||
+	       !strcmp(name, "system.posix_acl_default") || !strcmp(name, "system.data");
+}
+
+struct xattr_check {
+	char	bad[256];
+};
+
+static int xattr_check_cb(char *name, char *value, size_t value_len, void *data)
+{
+	struct xattr_check *x = data;
+
+	if (xattr_name_ok(name) && value_len <= BFS_XATTR_SIZE_MAX)
+		return 0;
+	snprintf(x->bad, sizeof(x->bad), "%s", name);
+	return XATTR_ABORT;
+}
+
+/* has the inode xattrs at all: an xattr block, or the in-inode area's magic */
+static bool has_xattrs(struct mig *m, const u8 *raw, const struct ext2_inode_large *inode)
+{
+	size_t isize = EXT2_INODE_SIZE(m->ext->super), off;
+	u32 magic;
+
+	if (ext2fs_file_acl_block(m->ext, (const struct ext2_inode *)inode))
+		return true;
+	if (isize <= EXT2_GOOD_OLD_INODE_SIZE)
+		return false;
+	off = EXT2_GOOD_OLD_INODE_SIZE + inode->i_extra_isize;
+	if (off + 4 > isize)
+		return false;
+	magic = (u32)raw[off] | (u32)raw[off + 1] << 8 | (u32)raw[off + 2] << 16 |
+		(u32)raw[off + 3] << 24;
+	return magic == EXT2_EXT_ATTR_MAGIC;
+}
+
+/* refuse before the first write what bfs could not store */
+static int check_xattrs(struct mig *m, ext2_ino_t ino)
+{
+	struct ext2_xattr_handle *h;
+	struct xattr_check x = { "" };
+	errcode_t err;
+
+	err = ext2fs_xattrs_open(m->ext, ino, &h);
+	if (err == EXT2_ET_MISSING_EA_FEATURE)
+		return 0;
+	if (!err)
+		err = ext2fs_xattrs_read(h);
+	if (!err)
+		err = ext2fs_xattrs_iterate(h, xattr_check_cb, &x);
+	if (h)
+		ext2fs_xattrs_close(&h);
+	if (err)
+		return mig_error(m, "inode %u: cannot read its xattrs: %s", ino,
+				 mig_ext_strerror(err));
+	if (x.bad[0])
+		return mig_error(m, "inode %u has the xattr '%s', which bfs cannot store (its "
+				 "namespace, or a value over 64 KiB); nothing was written", ino, x.bad);
+	return 0;
+}
+
 /* one pass over the inode table: refusals per inode, and counts for the plan */
 static int scan_inodes(struct mig *m)
 {
+	size_t isize = BFS_MAX((size_t)EXT2_INODE_SIZE(m->ext->super), sizeof(struct ext2_inode_large));
 	struct ext2_inode_large inode;
 	ext2_inode_scan scan;
 	ext2_ino_t ino;
 	errcode_t err;
+	u8 *raw;
 	int ret = 0;
 
+	raw = calloc(1, isize);
+	if (!raw)
+		return mig_error(m, "out of memory");
 	err = ext2fs_open_inode_scan(m->ext, 0, &scan);
-	if (err)
+	if (err) {
+		free(raw);
 		return mig_error(m, "cannot scan the inodes: %s", mig_ext_strerror(err));
+	}
 	for (;;) {
 		u32 bad;
 
-		err = ext2fs_get_next_inode_full(scan, &ino, (struct ext2_inode *)&inode,
-						 sizeof(inode));
+		err = ext2fs_get_next_inode_full(scan, &ino, (struct ext2_inode *)raw, (int)isize);
+		memcpy(&inode, raw, sizeof(inode));
 		if (err) {
 			ret = mig_error(m, "cannot read inode %u: %s", ino, mig_ext_strerror(err));
 			break;
@@ -167,6 +245,11 @@ static int scan_inodes(struct mig *m)
 		}
 		if (inode.i_flags & EXT4_INLINE_DATA_FL)
 			m->nr_inline++;
+		if (has_xattrs(m, raw, &inode)) {
+			ret = check_xattrs(m, ino);
+			if (ret)
+				break;
+		}
 		if (LINUX_S_ISLNK(inode.i_mode) && EXT2_I_SIZE(&inode) > BFS_SYMLINK_MAX) {
 			ret = mig_error(m, "inode %u is a symlink of %llu bytes, longer than bfs "
 					"allows (%u)", ino, (unsigned long long)EXT2_I_SIZE(&inode),
@@ -175,6 +258,7 @@ static int scan_inodes(struct mig *m)
 		}
 	}
 	ext2fs_close_inode_scan(scan);
+	free(raw);
 	return ret;
 }
 

@@ -108,6 +108,10 @@ cp --sparse=always base.img r.img
 debugfs -w -R "sif /tiny flags 0x8" r.img >/dev/null 2>&1
 expect_rc 1 "$BFS" migrate r.img
 contains err "flags 0x8 that bfs cannot keep"
+cp --sparse=always base.img r.img
+debugfs -w -R "ea_set /tiny system.richacl x" r.img >/dev/null 2>&1
+expect_rc 1 "$BFS" migrate r.img
+contains err "the xattr 'system.richacl', which bfs cannot store"
 mkfs.ext4 -q -F -O quota r.img 64M
 expect_rc 1 "$BFS" migrate r.img
 contains err "'quota'"

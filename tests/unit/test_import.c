@@ -9,6 +9,8 @@
 #include "unit.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <bfs/dev.h>
@@ -305,6 +307,36 @@ START_TEST(test_mkfs_held)
 }
 END_TEST
 
+/* without barriers flushes still reach the I/O log (the crash replay's points) */
+START_TEST(test_nobarrier_logged)
+{
+	char *log = bfs_unit_tmpfile("nobarrier.log");
+	struct bfs_iolog l;
+	struct bfs_dev *dev;
+	u8 buf[4096] = { 1 };
+
+	ck_assert_int_eq(bfs_dev_open_mem(1 * MiB, &dev), 0);
+	ck_assert_int_eq(bfs_dev_record_start(dev, log), 0);
+	bfs_dev_set_barriers(dev, false);
+	ck_assert_int_eq(bfs_dev_write(dev, 8192, buf, sizeof(buf)), 0);
+	ck_assert_int_eq(bfs_dev_flush(dev), 0);
+	ck_assert_int_eq(bfs_dev_write_fua(dev, 0, buf, sizeof(buf)), 0);
+	bfs_dev_set_barriers(dev, true);
+	ck_assert_int_eq(bfs_dev_flush(dev), 0);
+	ck_assert_int_eq(bfs_dev_record_stop(dev), 0);
+	ck_assert_int_eq(bfs_iolog_open(log, &l), 0);
+	ck_assert_uint_eq(l.nr, 4);
+	ck_assert_int_eq(l.entries[0].type, BFS_IOLOG_WRITE);
+	ck_assert_int_eq(l.entries[1].type, BFS_IOLOG_FLUSH);
+	ck_assert_int_eq(l.entries[2].type, BFS_IOLOG_FUA);
+	ck_assert_int_eq(l.entries[3].type, BFS_IOLOG_FLUSH);
+	bfs_iolog_close(&l);
+	bfs_dev_close(dev);
+	unlink(log);
+	free(log);
+}
+END_TEST
+
 static Suite *import_suite(void)
 {
 	Suite *s = suite_create("import");
@@ -314,6 +346,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, test_hold);
 	tcase_add_test(tc, test_import_roundtrip);
 	tcase_add_test(tc, test_mkfs_held);
+	tcase_add_test(tc, test_nobarrier_logged);
 	suite_add_tcase(s, tc);
 	return s;
 }
