@@ -42,7 +42,7 @@ struct bfs_fs {
 
 	struct bfs_open_inodes	*open;
 	struct bfs_fs_data	*data;
-	const u64		*import_held;	/* import.c: buckets pinned for import */
+	struct bfs_import	*import;	/* import.c: a session, or NULL */
 };
 
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino);

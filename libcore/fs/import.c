@@ -14,6 +14,24 @@
 #include "ns.h"
 
 #define IMPORT_BATCH	32	/* chunks per transaction, as the write path */
+#define CSUM_CACHE	(1U << 16)	/* chunks whose checksum is remembered */
+
+/*
+ * Chunks start at multiples of chunk_max on the device, so two extents over
+ * the same old blocks (a file and the converter's saved image) usually
+ * share their chunks; their checksums are remembered here, so the data is
+ * read once.  The bytes cannot change meanwhile: they are in held buckets.
+ */
+struct csum_slot {
+	u64	dev_off;
+	u32	len;
+	u64	csum;
+};
+
+struct bfs_import {
+	const u64	*held;
+	struct csum_slot *cache;
+};
 
 static bool bit(const u64 *map, u64 b)
 {
@@ -27,7 +45,7 @@ int bfs_fs_import_begin(struct bfs_fs *fs, const u64 *avoid)
 
 	if (fs->read_only)
 		return -EROFS;
-	if (fs->import_held)
+	if (fs->import)
 		return -EBUSY;
 	bfs_mutex_lock(&d->lock);
 	for (b = d->first_bucket; b < d->nbuckets; b++) {
@@ -45,7 +63,15 @@ int bfs_fs_import_begin(struct bfs_fs *fs, const u64 *avoid)
 		d->nr_data_buckets++;
 	}
 	bfs_mutex_unlock(&d->lock);
-	fs->import_held = avoid;
+	fs->import = bfs_zalloc(sizeof(*fs->import));
+	if (fs->import)
+		fs->import->cache = bfs_calloc(CSUM_CACHE, sizeof(struct csum_slot));
+	if (!fs->import || !fs->import->cache) {
+		bfs_free(fs->import);
+		fs->import = NULL;
+		return -ENOMEM;
+	}
+	fs->import->held = avoid;
 	return 0;
 }
 
@@ -54,28 +80,50 @@ void bfs_fs_import_end(struct bfs_fs *fs)
 	struct bfs_fs_data *d = fs->data;
 	u64 b;
 
-	if (!fs->import_held)
+	if (!fs->import)
 		return;
 	/* an emptied bucket waits for the next journal flush, as any other */
 	for (b = d->first_bucket; b < d->nbuckets; b++)
-		if (bit(fs->import_held, b))
+		if (bit(fs->import->held, b))
 			bfs_data_space_abort(d, b);
-	fs->import_held = NULL;
+	bfs_free(fs->import->cache);
+	bfs_free(fs->import);
+	fs->import = NULL;
 }
 
 static bool held(struct bfs_fs *fs, u64 b)
 {
 	struct bfs_fs_data *d = fs->data;
 
-	return fs->import_held && bfs_data_bucket_valid(d, b) && bit(fs->import_held, b);
+	return fs->import && bfs_data_bucket_valid(d, b) && bit(fs->import->held, b);
 }
 
-/* the next chunk at @dev_off: up to chunk_max, never across a bucket boundary */
-static u64 chunk_len(struct bfs_fs_data *d, u64 dev_off, u64 left)
+/* checksum of the old bytes at [dev_off, dev_off + len), read only on a miss */
+static int chunk_csum(struct bfs_fs *fs, u64 dev_off, u32 len, u8 *buf, u64 *csum)
 {
-	u64 to_bucket_end = d->bucket_size - dev_off % d->bucket_size;
+	struct bfs_fs_data *d = fs->data;
+	struct csum_slot *s = &fs->import->cache[(dev_off / d->chunk_max) % CSUM_CACHE];
+	int ret;
 
-	return BFS_MIN(BFS_MIN(left, (u64)d->chunk_max), to_bucket_end);
+	if (s->len == len && s->dev_off == dev_off) {
+		*csum = s->csum;
+		return 0;
+	}
+	ret = bfs_dev_read(d->dev, dev_off, buf, len);
+	if (ret)
+		return ret;
+	*csum = bfs_csum(d->csum_type, buf, len);
+	*s = (struct csum_slot){ dev_off, len, *csum };
+	return 0;
+}
+
+/*
+ * The next chunk at @off: up to the next multiple of chunk_max, which never
+ * crosses a bucket boundary (buckets are multiples of it).
+ */
+static u64 chunk_len(struct bfs_fs_data *d, u64 off, u64 left)
+{
+	return BFS_MIN(left, d->chunk_max - off % d->chunk_max);
 }
 
 /* queue up to IMPORT_BATCH chunks of the range; *done = bytes queued */
@@ -112,10 +160,9 @@ static int queue_import(struct bfs_fs *fs, struct data_update *u, u64 ino, u64 f
 			if (!held(fs, ch.bucket))
 				return -EINVAL;
 			ch.gen = bfs_data_bucket_gen(d, ch.bucket);
-			ret = bfs_dev_read(d->dev, doff, buf, (size_t)cl);
+			ret = chunk_csum(fs, doff, (u32)cl, buf, &ch.csum);
 			if (ret)
 				break;
-			ch.csum = bfs_csum(d->csum_type, buf, (size_t)cl);
 			k = bfs_extent_key(kbuf, ino, s, e, &ch, d->csum_type, 0);
 			ret = data_update_add(u, ch.bucket, (s64)(e - s), 0);
 			if (ret)
