@@ -152,6 +152,21 @@ contains err "the ext filesystem is unchanged"
 [ "$(used_digest full.img)" = "$d" ] || fail "refused migrate changed the image"
 expect_ok e2fsck -fn full.img
 
+note "rollback after using bfs: new, deleted and rewritten files"
+cp --sparse=always base.img c.img
+d=$(used_digest c.img)
+expect_ok "$BFS" migrate c.img
+expect_ok "$BFS" mount c.img mnt
+wait_mounted mnt
+dd if=/dev/urandom of=mnt/new bs=1M count=4 status=none || fail "write on bfs"
+rm -f mnt/dir/sub/big mnt/tiny || fail "rm on bfs"
+echo changed >mnt/small || fail "overwrite on bfs"
+unmount_wait umount mnt
+expect_ok "$BFS" fsck -n c.img
+expect_ok "$BFS" migrate --rollback c.img
+expect_ok e2fsck -fn c.img
+[ "$(used_digest c.img)" = "$d" ] || fail "rollback after use did not restore the source"
+
 note "rollback refuses a changed saved image"
 cp --sparse=always base.img c.img
 expect_ok "$BFS" migrate c.img
