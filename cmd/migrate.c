@@ -27,6 +27,7 @@
 
 static const struct option migrate_longopts[] = {
 	{ "dry-run",	no_argument,		NULL, 'n' },
+	{ "json",	no_argument,		NULL, 'j' },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "progress-fd", required_argument,	NULL, 'C' },
 	{ "rollback",	no_argument,		NULL, 'R' },
@@ -206,6 +207,9 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 		case 'v':
 			m.verbose = true;
 			break;
+		case 'j':
+			m.json = true;
+			break;
 		case 'C':
 			errno = 0;
 			m.progress_fd = (int)strtol(optarg, &end, 10);
@@ -223,6 +227,8 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 	ret = bfs_cmd_want_device(cmd, argc);
 	if (ret)
 		return ret;
+	if (m.json && !m.dry_run)
+		return bfs_cmd_usage_error(cmd, "--json prints the plan: it goes with --dry-run");
 	m.path = argv[optind];
 	bfs_log_set_hook(log_hook, &m);
 
@@ -240,7 +246,7 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 		if (!ret)
 			ret = mig_plan(&m);
 		if (!ret && (m.dry_run || m.verbose))
-			mig_plan_print(&m);
+			mig_plan_print(&m, m.json);
 		if (!ret && !m.dry_run) {
 			ret = test_hooks(&m);
 			if (!ret)
@@ -264,10 +270,11 @@ const struct bfs_cmd bfs_cmd_migrate = {
 	.name = "migrate",
 	.fn = cmd_migrate,
 	.summary = "convert an ext2/3/4 filesystem to bfs in place, or roll it back",
-	.synopsis = "[--dry-run] [-v] [-C FD] [--rollback] DEVICE",
+	.synopsis = "[--dry-run [--json]] [-v] [-C FD] [--rollback] DEVICE",
 	.help =
 	"Options:\n"
 	"  -n, --dry-run         check and print the plan, write nothing\n"
+	"      --json            the plan as JSON (with --dry-run)\n"
 	"  -v, --verbose         print the plan and e2fsck's report too\n"
 	"  -C, --progress-fd=FD  write progress lines (\"PHASE DONE TOTAL\") to FD\n"
 	"      --rollback        restore the ext filesystem from /" MIG_SAVED_DIR "/"

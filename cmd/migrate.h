@@ -36,7 +36,7 @@
 struct mig {
 	const struct bfs_cmd *cmd;
 	const char *path;
-	bool	dry_run, verbose, rollback;
+	bool	dry_run, verbose, rollback, json;
 	int	progress_fd;		/* -C FD, -1 if none */
 
 	/* the source */
@@ -82,7 +82,8 @@ int mig_ext_used_runs(struct mig *m, int (*fn)(struct mig *m, u64 start, u64 len
 int mig_e2fsck(struct mig *m);
 
 int mig_plan(struct mig *m);
-void mig_plan_print(struct mig *m);
+/* the plan as text or JSON (stdout) */
+void mig_plan_print(struct mig *m, bool json);
 /* is device byte @off inside the bfs bucket area (else it must be copied)? */
 bool mig_in_buckets(const struct mig *m, u64 off);
 /* the next edge of the bucket area after @off (where in/out may change) */

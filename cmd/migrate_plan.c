@@ -6,6 +6,7 @@
  * blocks below the first bucket or above the last), and whether it fits.
  */
 #include "migrate.h"
+#include "output.h"
 
 #include <bfs/format.h>
 
@@ -183,35 +184,45 @@ int mig_plan(struct mig *m)
 	return 0;
 }
 
-void mig_plan_print(struct mig *m)
+void mig_plan_print(struct mig *m, bool json)
 {
 	struct ext2_super_block *s = m->ext->super;
 	const char *kind = ext2fs_has_feature_journal(s) ?
 		(ext2fs_has_feature_extents(s) || ext2fs_has_feature_flex_bg(s) ? "ext4" : "ext3")
 		: (ext2fs_has_feature_extents(s) ? "ext4" : "ext2");
-	char h1[32], h2[32], h3[32];
+	struct bfs_out o = { 0 };
 
-	printf("source:        %s filesystem of %s, %u-byte blocks, %s in use\n", kind,
-	       bfs_human_size(m->ext_bytes, h1), m->bs, bfs_human_size(m->used_bytes, h2));
-	printf("files:         %llu inodes: %llu directories, %llu regular files (%s), "
-	       "%llu other, %llu extra hard links, %llu inline\n",
-	       (unsigned long long)m->nr_inodes, (unsigned long long)m->nr_dirs,
-	       (unsigned long long)m->nr_regs, bfs_human_size(m->data_bytes, h3),
-	       (unsigned long long)m->nr_others, (unsigned long long)m->nr_links,
-	       (unsigned long long)m->nr_inline);
-	printf("bfs layout:    %s buckets %llu..%llu, %s btree nodes, journal %u buckets "
-	       "from bucket %llu\n", bfs_human_size(m->bucket, h1),
-	       (unsigned long long)m->first_bucket, (unsigned long long)m->nbuckets - 1,
-	       bfs_human_size(le32_to_cpu(m->sb->btree_node_size), h2),
-	       le32_to_cpu(m->sb->journal_nbuckets),
-	       (unsigned long long)le64_to_cpu(m->sb->journal_bucket));
-	printf("space:         %llu buckets hold ext blocks and stay where they are, "
-	       "%llu are free for bfs\n", (unsigned long long)m->nr_busy,
-	       (unsigned long long)m->nr_free);
-	printf("data:          not copied: extents point at the ext blocks (checksummed as "
-	       "they are created)\n");
-	printf("copied:        used ext blocks below %s and from %s on (bfs superblock areas)\n",
-	       bfs_human_size(m->head_end, h1), bfs_human_size(m->tail_start, h2));
-	printf("saved image:   /%s/%s keeps every used ext block for --rollback\n",
-	       MIG_SAVED_DIR, MIG_SAVED_IMAGE);
+	out_object(&o, "source", "Source");
+	out_str(&o, "type", "Type", "%s", kind);
+	out_size(&o, "size", "Size", m->ext_bytes);
+	out_size(&o, "block_size", "Block size", m->bs);
+	out_size(&o, "used", "Used", m->used_bytes);
+	out_u64(&o, "inodes", "Inodes", m->nr_inodes);
+	out_u64(&o, "directories", "Directories", m->nr_dirs);
+	out_u64(&o, "regular_files", "Regular files", m->nr_regs);
+	out_size(&o, "file_data", "File data", m->data_bytes);
+	out_u64(&o, "other_files", "Other files", m->nr_others);
+	out_u64(&o, "extra_hard_links", "Extra hard links", m->nr_links);
+	out_u64(&o, "inline_data_files", "Inline-data files", m->nr_inline);
+	out_end(&o);
+	out_object(&o, "bfs", "bfs layout");
+	out_size(&o, "device_size", "Device size", m->dev_size);
+	out_size(&o, "bucket_size", "Bucket size", m->bucket);
+	out_size(&o, "btree_node_size", "Btree node size", le32_to_cpu(m->sb->btree_node_size));
+	out_u64(&o, "first_bucket", "First bucket", m->first_bucket);
+	out_u64(&o, "nbuckets", "Buckets", m->nbuckets);
+	out_u64(&o, "journal_bucket", "Journal bucket", le64_to_cpu(m->sb->journal_bucket));
+	out_u64(&o, "journal_nbuckets", "Journal buckets", le32_to_cpu(m->sb->journal_nbuckets));
+	out_u64(&o, "ext_buckets", "Buckets kept for ext", m->nr_busy);
+	out_note(&o, "(its blocks stay where they are)");
+	out_u64(&o, "free_buckets", "Free buckets", m->nr_free);
+	out_size(&o, "copied_below", "Copied below", m->head_end);
+	out_note(&o, "(used ext blocks in the superblock areas are copied)");
+	out_size(&o, "copied_from", "Copied from", m->tail_start);
+	out_end(&o);
+	out_str(&o, "saved_image", "Saved image", "/%s/%s", MIG_SAVED_DIR, MIG_SAVED_IMAGE);
+	out_bool(&o, "data_copied", "Data copied", false);
+	out_note(&o, "(extents point at the ext blocks, checksummed as they are made)");
+	out_print(&o, stdout, json);
+	out_free(&o);
 }

@@ -67,7 +67,10 @@ variant() {
 	ext_manifest "$name.img" "$name.ext"
 	digest=$(used_digest "$name.img")
 	expect_ok "$BFS" migrate --dry-run "$name.img"
-	contains out "saved image:"
+	contains out "Saved image:               /ext2_saved/image"
+	expect_ok "$BFS" migrate --dry-run --json "$name.img"
+	json_ok out
+	[ "$(json_get out source.inodes)" -gt 1500 ] || fail "$name: plan counts $(json_get out source.inodes) inodes"
 	[ "$(used_digest "$name.img")" = "$digest" ] || fail "$name: --dry-run changed the image"
 	expect_ok "$BFS" migrate "$name.img"
 	contains out "converted '$name.img' to bfs"
