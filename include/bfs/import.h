@@ -22,7 +22,12 @@
 
 #include "fs.h"
 
-/* the number of buckets, for sizing the bitmap: (nbuckets + 63) / 64 words */
+/*
+ * @avoid_buckets: (nbuckets + 63) / 64 words, bit b set for bucket b; it
+ * must stay valid until bfs_fs_import_end().  -EBUSY if a set bucket is in
+ * use already (the filesystem was not opened with the same bitmap), and
+ * nothing is held then.
+ */
 int bfs_fs_import_begin(struct bfs_fs *fs, const u64 *avoid_buckets);
 void bfs_fs_import_end(struct bfs_fs *fs);
 

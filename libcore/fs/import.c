@@ -38,15 +38,38 @@ static bool bit(const u64 *map, u64 b)
 	return map[b / 64] & (UINT64_C(1) << (b % 64));
 }
 
+/* d->lock held: give back the pins of buckets [first_bucket, upto) of @avoid */
+static void unpin_locked(struct bfs_fs_data *d, const u64 *avoid, u64 upto)
+{
+	u64 b;
+
+	for (b = d->first_bucket; b < upto; b++) {
+		if (!bit(avoid, b))
+			continue;
+		d->b[b].inflight--;
+		d->b[b].data = false;
+		d->nr_data_buckets--;
+	}
+}
+
 int bfs_fs_import_begin(struct bfs_fs *fs, const u64 *avoid)
 {
 	struct bfs_fs_data *d = fs->data;
+	struct bfs_import *imp;
 	u64 b;
 
 	if (fs->read_only)
 		return -EROFS;
 	if (fs->import)
 		return -EBUSY;
+	imp = bfs_zalloc(sizeof(*imp));
+	if (imp)
+		imp->cache = bfs_calloc(CSUM_CACHE, sizeof(struct csum_slot));
+	if (!imp || !imp->cache) {
+		bfs_free(imp);
+		return -ENOMEM;
+	}
+	imp->held = avoid;
 	bfs_mutex_lock(&d->lock);
 	for (b = d->first_bucket; b < d->nbuckets; b++) {
 		struct bfs_bucket *bk = &d->b[b];
@@ -54,8 +77,11 @@ int bfs_fs_import_begin(struct bfs_fs *fs, const u64 *avoid)
 		if (!bit(avoid, b))
 			continue;
 		/* the open passed the same bitmap: the node allocator never had it */
-		if (bk->data || bk->open) {
+		if (bk->data || bk->open || bk->inflight || bk->live) {
+			unpin_locked(d, avoid, b);
 			bfs_mutex_unlock(&d->lock);
+			bfs_free(imp->cache);
+			bfs_free(imp);
 			return -EBUSY;
 		}
 		bk->data = true;
@@ -63,15 +89,7 @@ int bfs_fs_import_begin(struct bfs_fs *fs, const u64 *avoid)
 		d->nr_data_buckets++;
 	}
 	bfs_mutex_unlock(&d->lock);
-	fs->import = bfs_zalloc(sizeof(*fs->import));
-	if (fs->import)
-		fs->import->cache = bfs_calloc(CSUM_CACHE, sizeof(struct csum_slot));
-	if (!fs->import || !fs->import->cache) {
-		bfs_free(fs->import);
-		fs->import = NULL;
-		return -ENOMEM;
-	}
-	fs->import->held = avoid;
+	fs->import = imp;
 	return 0;
 }
 

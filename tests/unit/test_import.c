@@ -307,6 +307,45 @@ START_TEST(test_mkfs_held)
 }
 END_TEST
 
+static int first_phys(void *ctx, const struct bfs_fs_extent *e)
+{
+	u64 *phys = ctx;
+
+	if (!*phys)
+		*phys = e->physical;
+	return 0;
+}
+
+/* holding a bucket that is in use already is refused, and holds nothing */
+START_TEST(test_begin_busy)
+{
+	static u64 avoid[NBUCKETS / 64], none[NBUCKETS / 64];
+	struct bfs_dev *dev;
+	struct bfs_fs *fs;
+	static u8 data[BUCKET];
+	u64 f, phys = 0;
+
+	make_avoid(avoid);
+	dev = mkfs_around(avoid);
+	ck_assert_int_eq(bfs_fs_open(dev, NULL, &fs), 0);
+	f = mkfile(fs, "x", 0);
+	memset(data, 7, sizeof(data));
+	ck_assert_int_eq(bfs_fs_write(fs, f, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_int_eq(bfs_fs_map(fs, f, first_phys, &phys), 0);
+	ck_assert_uint_gt(phys, 0);
+	memset(none, 0, sizeof(none));
+	set_bit(none, 17);
+	set_bit(none, phys / BUCKET);
+	ck_assert_int_eq(bfs_fs_import_begin(fs, none), -EBUSY);
+	/* bucket 17 was not left pinned: an import there is refused */
+	ck_assert_int_eq(bfs_fs_import_extent(fs, f, 0, 17 * BUCKET, 4096, 0), -EINVAL);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_fs_open(dev, NULL, &fs), 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 /* without barriers flushes still reach the I/O log (the crash replay's points) */
 START_TEST(test_nobarrier_logged)
 {
@@ -347,6 +386,7 @@ static Suite *import_suite(void)
 	tcase_add_test(tc, test_import_roundtrip);
 	tcase_add_test(tc, test_mkfs_held);
 	tcase_add_test(tc, test_nobarrier_logged);
+	tcase_add_test(tc, test_begin_busy);
 	suite_add_tcase(s, tc);
 	return s;
 }
