@@ -532,6 +532,7 @@ int mig_tree(struct mig *m)
 	if (!m->ino_map)
 		return mig_error(m, "out of memory");
 	m->ino_map[EXT2_ROOT_INO] = BFS_ROOT_INO;
+	m->done_inodes = 1;	/* the root; mig_ext_check() counted it too */
 	{
 		struct ext2_inode_large root;
 
