@@ -75,6 +75,11 @@ struct bfs_core_opts {
 	int	(*space_replay_key)(void *ctx, struct bfs_core *c, unsigned btree_id,
 				    const struct bfs_bkey *k);
 	void	*space_ctx;
+	/*
+	 * migrate: a bitmap indexed by bucket of space owned by someone else
+	 * (the ext filesystem being converted); no node is placed there.
+	 */
+	const u64 *avoid_buckets;
 };
 
 /*
@@ -86,6 +91,8 @@ struct bfs_core_opts {
 #define BFS_CORE_DEFAULT_CACHE	(2 * GiB)
 
 int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb);
+/* the same, with no root node in a bucket set in @avoid (bitmap, may be NULL) */
+int bfs_core_format_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid);
 int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out);
 int bfs_core_close(struct bfs_core *c);
 /*

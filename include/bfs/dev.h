@@ -65,6 +65,29 @@ int bfs_dev_discard(struct bfs_dev *dev, u64 off, u64 len);
  */
 void bfs_dev_fail_writes_after(struct bfs_dev *dev, u64 nr_writes);
 
+/*
+ * Without barriers, flushes and FUA writes do not wait for the device (they
+ * are still logged when recording): for a tool whose commit point is one
+ * later write (migrate), where nothing before it needs to be durable one
+ * piece at a time.  The first flush after turning barriers back on makes
+ * everything durable.
+ */
+void bfs_dev_set_barriers(struct bfs_dev *dev, bool on);
+
+/* ---- held ranges ---- */
+
+/*
+ * Hold [off, off + len) in memory: from now on writes to it change only a
+ * copy (taken from the device now) and reads of it see that copy, so a
+ * filesystem can be built on a device whose superblock areas must stay
+ * untouched until one final commit (migrate).  Held writes are neither
+ * counted by failure injection nor recorded.  At most 8 ranges, not
+ * overlapping: -EINVAL, -ENOMEM.  bfs_dev_unhold() forgets every held copy
+ * (read them out first); the device then behaves as before.
+ */
+int bfs_dev_hold(struct bfs_dev *dev, u64 off, u64 len);
+void bfs_dev_unhold(struct bfs_dev *dev);
+
 /* ---- recording mode ---- */
 
 /*

@@ -54,6 +54,8 @@ struct bfs_fs_opts {
 	bool	salvage_journal;
 	bfs_finding_fn journal_finding;
 	void	*journal_finding_ctx;
+	/* migrate: buckets held for bfs_fs_import_*() (bitmap; see bfs/import.h) */
+	const u64 *avoid_buckets;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
@@ -204,7 +206,8 @@ struct bfs_sb;
  * superblock into *sb (a BFS_SB_MAX_BYTES buffer).
  */
 int bfs_fs_format(struct bfs_dev *dev, struct bfs_sb *sb);
-
+/* the same, placing no node in a bucket set in @avoid (bitmap, may be NULL) */
+int bfs_fs_format_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid);
 /*
  * fsck, before the filesystem can be opened: the keys without which
  * bfs_fs_open() fails - the inode-number counter (missing, or not past every

@@ -15,5 +15,11 @@
  * inode-number counter.  Writes metadata only.  *sb is the final superblock.
  */
 int bfs_mkfs(struct bfs_dev *dev, struct bfs_sb *sb);
+/*
+ * The same, but no btree node goes into a bucket set in @avoid (a bitmap
+ * indexed by bucket: space another filesystem still owns, for migrate).
+ * The journal must not be in such a bucket (-EINVAL).
+ */
+int bfs_mkfs_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid);
 
 #endif

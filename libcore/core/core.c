@@ -61,7 +61,28 @@ int bfs_core_write_clean(struct bfs_core *c, bool set_clean)
 
 /* ---- format ---- */
 
+/* take every bucket of @avoid away from the node allocator */
+static int avoid_buckets(struct bfs_alloc *a, const struct bfs_alloc_geom *g, const u64 *avoid)
+{
+	u64 b;
+
+	for (b = g->first_bucket; avoid && b < g->nbuckets; b++) {
+		if (!(avoid[b / 64] & (UINT64_C(1) << (b % 64))))
+			continue;
+		if (b >= g->journal_bucket && b < g->journal_bucket + g->journal_nbuckets)
+			return -EINVAL;
+		if (bfs_alloc_bucket_get(a, b))
+			return -EBUSY;
+	}
+	return 0;
+}
+
 int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb)
+{
+	return bfs_core_format_avoid(dev, sb, NULL);
+}
+
+int bfs_core_format_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid)
 {
 	struct bfs_btree_ptr roots[BFS_BTREE_NR];
 	struct bfs_alloc_geom g = {
@@ -87,6 +108,8 @@ int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb)
 	ret = bfs_random_bytes(&c->node_seq_next, sizeof(c->node_seq_next));
 	if (!ret)
 		ret = bfs_alloc_init(&g, &c->alloc);
+	if (!ret)
+		ret = avoid_buckets(c->alloc, &g, avoid);
 	for (id = 0; id < BFS_BTREE_NR && !ret; id++) {
 		struct btree_node *n = bfs_node_alloc(c);
 		u64 buf[BFS_BTREE_PTR_KEY_U64S];
@@ -357,6 +380,8 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 		.node_size = c->node_size,
 	};
 	ret = bfs_alloc_init(&g, &c->alloc);
+	if (!ret)
+		ret = avoid_buckets(c->alloc, &g, c->opts.avoid_buckets);
 	if (!ret)
 		ret = bfs_cache_init(c, c->opts.cache_bytes ?: BFS_CORE_DEFAULT_CACHE);
 	if (!ret)

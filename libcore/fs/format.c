@@ -47,12 +47,18 @@ static int format_trans(struct bfs_fs *fs)
 
 int bfs_fs_format(struct bfs_dev *dev, struct bfs_sb *sb)
 {
+	return bfs_fs_format_avoid(dev, sb, NULL);
+}
+
+int bfs_fs_format_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid)
+{
+	struct bfs_core_opts co = { .avoid_buckets = avoid };
 	struct bfs_sb_handle h = { 0 };
 	struct bfs_fs fs = { .dev = dev };
 	char err[BFS_ERR_LEN];
 	int ret, r;
 
-	ret = bfs_core_open(dev, NULL, &fs.c);
+	ret = bfs_core_open(dev, &co, &fs.c);
 	if (ret)
 		return ret;
 	fs.sb = bfs_core_sb(fs.c);

@@ -50,6 +50,7 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	co.salvage_journal = opts->salvage_journal;
 	co.journal_finding = opts->journal_finding;
 	co.journal_finding_ctx = opts->journal_finding_ctx;
+	co.avoid_buckets = opts->avoid_buckets;
 	/*
 	 * Replay must not put btree nodes into buckets that hold file data:
 	 * the data half marks its space before the journal is replayed.

@@ -44,6 +44,7 @@ struct bfs_fs {
 	struct bfs_open_inodes	*open;
 	struct bfs_fs_data	*data;
 	struct bfs_fs_committer	*committer;
+	struct bfs_import	*import;	/* import.c: a session, or NULL */
 };
 
 /* commit.c: the periodic commit of sb's commit interval (0 or read-only: none) */

@@ -9,12 +9,17 @@
 
 int bfs_mkfs(struct bfs_dev *dev, struct bfs_sb *sb)
 {
-	int ret = bfs_core_format(dev, sb);
+	return bfs_mkfs_avoid(dev, sb, NULL);
+}
+
+int bfs_mkfs_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid)
+{
+	int ret = bfs_core_format_avoid(dev, sb, avoid);
 
 	if (!ret)
 		ret = bfs_mkfs_write(dev, sb);
 	/* the root directory and friends, through a normal transaction */
 	if (!ret)
-		ret = bfs_fs_format(dev, sb);
+		ret = bfs_fs_format_avoid(dev, sb, avoid);
 	return ret;
 }

@@ -37,6 +37,7 @@ static struct bfs_dev *dev_alloc(const char *path)
 
 static void dev_free(struct bfs_dev *dev)
 {
+	bfs_dev_held_release(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);
 	bfs_free(dev->mem);
@@ -364,6 +365,13 @@ int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
 
 	if (ret || !len)
 		return ret;
+	if (dev->nr_held)
+		return bfs_dev_held_io(dev, off, buf, len, false, false);
+	return bfs_dev_raw_read(dev, off, buf, len);
+}
+
+int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+{
 	if (dev->mem) {
 		memcpy(buf, dev->mem + off, len);
 		return 0;
@@ -403,7 +411,15 @@ static int dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t le
 	ret = dev_check_io(dev, off, buf, len);
 	if (ret || !len)
 		return ret;
-	ret = dev_inject_write(dev);
+	if (dev->nr_held)
+		return bfs_dev_held_io(dev, off, (void *)buf, len, true, fua);
+	return bfs_dev_raw_write(dev, off, buf, len, fua);
+}
+
+int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua)
+{
+	int ret = dev_inject_write(dev);
+
 	if (ret)
 		return ret;
 
@@ -411,7 +427,7 @@ static int dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t le
 		memcpy(dev->mem + off, buf, len);
 	} else {
 		ret = bfs_os_pwrite_all(dev->fd, off, buf, len);
-		if (!ret && fua)
+		if (!ret && fua && !dev->nobarrier)
 			ret = dev_fdatasync(dev);
 		if (ret)
 			return ret;
@@ -444,9 +460,14 @@ int bfs_dev_flush(struct bfs_dev *dev)
 	 */
 	if (bfs_dev_recording(dev))
 		bfs_iolog_rec_io(dev, BFS_IOLOG_FLUSH, 0, NULL, 0);
-	if (dev->mem)
+	if (dev->mem || dev->nobarrier)
 		return 0;
 	return dev_fdatasync(dev);
+}
+
+void bfs_dev_set_barriers(struct bfs_dev *dev, bool on)
+{
+	dev->nobarrier = !on;
 }
 
 static int dev_discard_blk(struct bfs_dev *dev, u64 off, u64 len)

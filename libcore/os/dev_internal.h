@@ -19,6 +19,7 @@ struct bfs_dev {
 	bool		blockdev;
 	bool		readonly;
 	bool		direct;
+	bool		nobarrier;	/* bfs_dev_set_barriers(false) */
 	char		*path;
 
 	/* failure injection: 0 = off; accessed with __atomic builtins */
@@ -32,7 +33,19 @@ struct bfs_dev {
 	 */
 	bfs_mutex	rec_lock;
 	struct bfs_iolog_rec *rec;
+
+	/* held ranges (dev_hold.c): their writes stay in memory */
+	struct bfs_dev_held *held;
+	unsigned	nr_held;
 };
+
+/* dev.c: I/O of a checked range, past the held ranges */
+int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len);
+int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua);
+
+/* dev_hold.c: I/O of a device with held ranges, split at their edges */
+int bfs_dev_held_io(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write, bool fua);
+void bfs_dev_held_release(struct bfs_dev *dev);
 
 /* dev.c: pread/pwrite the whole range, retrying EINTR and short transfers */
 int bfs_os_pread_all(int fd, u64 off, void *buf, size_t len);
