@@ -28,11 +28,11 @@ header_layer() {
 	case $1 in
 	types.h | os.h | log.h | checksum.h | format.h | bkey.h | btree_format.h | \
 	extent_format.h | fs_format.h | journal_format.h | iolog_format.h | finding.h | \
-	fsck_problems.h) echo 0 ;;
+	fsck_problems.h | migrate_format.h | image_format.h) echo 0 ;;
 	dev.h | probe.h) echo 1 ;;
 	super.h | alloc.h | journal.h) echo 2 ;;
 	btree.h | core.h | btree_scan.h | btree_repair.h) echo 3 ;;
-	fs.h | resize.h) echo 4 ;;
+	fs.h | resize.h | import.h) echo 4 ;;
 	fsck.h | mkfs.h) echo 5 ;;
 	*) echo "" ;;
 	esac
