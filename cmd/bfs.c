@@ -22,6 +22,7 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_debug,
 	&bfs_cmd_mount,
 	&bfs_cmd_mount_helper,
+	&bfs_cmd_image,
 	&bfs_cmd_bench,
 	&bfs_cmd_completion,
 	NULL,

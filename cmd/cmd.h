@@ -42,6 +42,7 @@ extern const struct bfs_cmd bfs_cmd_mount;
 extern const struct bfs_cmd bfs_cmd_mount_helper;
 extern const struct bfs_cmd bfs_cmd_bench;
 extern const struct bfs_cmd bfs_cmd_completion;
+extern const struct bfs_cmd bfs_cmd_image;
 
 /* the table, NULL terminated (cmd/bfs.c) */
 extern const struct bfs_cmd *const bfs_cmds[];
