@@ -228,6 +228,12 @@ static int next_rec(struct bfs_image_reader *r, struct bfs_image_rec *h, char *e
 				(unsigned long long)r->nr);
 		return ret;
 	}
+	for (; pad; pad--)
+		if (r->rec[len + pad - 1]) {
+			IMG_ERR(err, "dump is damaged: record %llu has non-zero padding",
+				(unsigned long long)r->nr);
+			return -EBADMSG;
+		}
 	if (le64_to_cpu(h->csum) != rec_csum(h, r->rec, len)) {
 		IMG_ERR(err, "dump is damaged: bad checksum of record %llu (device offset %llu)",
 			(unsigned long long)r->nr, (unsigned long long)le64_to_cpu(h->offset));
@@ -348,7 +354,7 @@ static int check_end(struct bfs_image_reader *r, const struct bfs_image_rec *h, 
 	u8 probe;
 	int ret;
 
-	if (le32_to_cpu(h->len) != sizeof(*e)) {
+	if (le32_to_cpu(h->len) != sizeof(*e) || le64_to_cpu(e->reserved)) {
 		IMG_ERR(err, "dump is damaged: end record of %u bytes", le32_to_cpu(h->len));
 		return -EBADMSG;
 	}
