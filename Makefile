@@ -44,7 +44,7 @@ MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 .PHONY: all clean check unit-check asan-check integration-check demo install deps \
-	completion crash-soak soak clang-check fixtures bench
+	completion man-problems crash-soak soak clang-check fixtures bench
 
 all: $(B)/bfs $(B)/libcore.a
 
@@ -138,6 +138,10 @@ bench: $(B)/bfs $(B)/bench/lmdb_bench
 
 completion: $(B)/bfs
 	$(B)/bfs completion > bash-completion/bfs
+
+# the problem list in doc/bfs-fsck.8, from include/bfs/fsck_problems.h
+man-problems: $(B)/bfs
+	sh doc/gen-fsck-problems.sh -w $(B)/bfs
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)

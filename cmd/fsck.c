@@ -18,6 +18,7 @@ static const struct option fsck_longopts[] = {
 	{ "preen",	no_argument, NULL, 'p' },
 	{ "force",	no_argument, NULL, 'f' },
 	{ "verbose",	no_argument, NULL, 'v' },
+	{ "list-problems", no_argument, NULL, 'L' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -49,6 +50,25 @@ static bool ask_tty(void *ctx, const char *prompt)
 	return answer[0] == 'y' || answer[0] == 'Y';
 }
 
+/* NAME, flags and message of every problem, one per line (the man page's list) */
+static void list_problem(void *ctx, enum bfs_problem_code code)
+{
+	static const struct { unsigned bit; const char *name; } names[] = {
+		{ BFS_PR_PREEN, "preen" }, { BFS_PR_LOSS, "loss" },
+		{ BFS_PR_FATAL, "fatal" }, { BFS_PR_NOFIX, "nofix" },
+	};
+	unsigned fl = bfs_problem_flags(code);
+	char flags[64] = "";
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (fl & names[i].bit)
+			snprintf(flags + strlen(flags), sizeof(flags) - strlen(flags), "%s%s",
+				 flags[0] ? "," : "", names[i].name);
+	printf("%s\t%s\t%s\n", bfs_problem_name(code), flags[0] ? flags : "-",
+	       bfs_problem_message(code));
+}
+
 static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 {
 	struct bfs_fsck f = { .mode = BFS_FSCK_MODE_ASK };
@@ -75,6 +95,9 @@ static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 		case 'v':
 			f.verbose = true;
 			break;
+		case 'L':
+			bfs_fsck_list_problems(list_problem, NULL);
+			return 0;
 		default:
 			bfs_cmd_usage_error(cmd, "bad option");
 			return BFS_FSCK_USAGE;
@@ -135,6 +158,7 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"  -p, --preen       fix what is safe without asking (-a is the same)\n"
 	"  -f, --force       check even if the filesystem seems clean\n"
 	"  -v, --verbose     say what each pass does\n"
+	"      --list-problems  list every problem fsck knows (name, flags, message)\n"
 	"\nChecks the superblock and its backup copies (pass 0), then replays the\n"
 	"journal (in memory with -n) and checks every btree (pass 1), then the\n"
 	"directories, inodes, link counts and file data ownership (pass 2).\n"

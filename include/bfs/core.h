@@ -36,6 +36,14 @@ struct bfs_core_opts {
 				   at bfs_core_flush()/checkpoints/close, which
 				   rewrite the superblock's clean section */
 	u64	cache_bytes;	/* node cache budget; 0 = BFS_CORE_DEFAULT_CACHE */
+	/*
+	 * fsck repair: open even when btrees are damaged, writable.  A damaged
+	 * btree (bad root, unreadable interior node) is marked so
+	 * (bfs_core_btree_damaged()) and may have no root at all; replayed keys
+	 * that cannot be applied to it are kept aside for bfs_btree_rebuild();
+	 * nothing is checkpointed at open.  Only fsck uses this.
+	 */
+	bool	salvage;
 
 	/*
 	 * Space used by upper layers (file data) must be known to the
@@ -73,6 +81,9 @@ int bfs_core_flush_seq(struct bfs_core *c, u64 seq);
  * the cache fills up; exposed for tests and tools.
  */
 int bfs_core_checkpoint(struct bfs_core *c);
+
+/* salvage opens: was btree @id found damaged at open (or by replay)? */
+bool bfs_core_btree_damaged(struct bfs_core *c, unsigned id);
 
 /* the in-memory superblock (valid while the core is open) */
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c);

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Offline check and repair (libcore/fsck/), shaped like e2fsck: passes only
- * detect problems and call bfs_fix_problem(); the problem table
- * (libcore/fsck/problem.c) holds every message and whether it is safe to fix
- * in preen mode; the answer policy (-n / -y / -p / ask) lives in one place.
+ * detect problems and call bfs_fix_problem(); the problem list
+ * (include/bfs/fsck_problems.h) holds every message and whether it is safe
+ * to fix in preen mode; the answer policy (-n / -y / -p / ask) lives in one place.
  */
 #ifndef BFS_FSCK_H
 #define BFS_FSCK_H
 
+#include "finding.h"
 #include "super.h"
 
 /* fsck(8) exit codes */
@@ -26,24 +27,16 @@ enum bfs_fsck_mode {
 	BFS_FSCK_MODE_ASK,	/* ask the ask() hook */
 };
 
-enum bfs_problem_code {
-	PR_SB_PRIMARY_INVALID,
-	PR_SB_BACKUP_INVALID,
-	PR_SB_BACKUP_STALE,
-	PR_JOURNAL_UNREPLAYABLE,
-	PR_BTREE_UNREADABLE,
-	PR_BTREE_DAMAGED,
-	PR_FS_SKIPPED,
-	PR_DIRENT_DIR_MISSING,
-	PR_DIRENT_TARGET_MISSING,
-	PR_DIRENT_TYPE,
-	PR_DIR_PARENT,
-	PR_INODE_NLINK,
-	PR_INODE_UNATTACHED,
-	PR_INODE_LOST,
-	PR_INODE_SECTORS,
-	PR_EXTENT_NO_INODE,
-	PR_NR
+/* one problem as fsck reported it, with what was decided (the --json record) */
+struct bfs_fsck_report {
+	enum bfs_problem_code code;
+	const char *name;		/* "BTREE_DAMAGED" */
+	const char *message;		/* the table's message */
+	const char *detail;		/* what exactly, where */
+	unsigned flags;			/* BFS_PR_* */
+	struct bfs_fsck_loc loc;
+	bool	fixed;			/* false: left as it is (or the repair failed) */
+	bool	repair_failed;
 };
 
 struct bfs_fsck {
@@ -54,12 +47,16 @@ struct bfs_fsck {
 	bool (*ask)(void *ctx, const char *prompt);
 	/* where problem reports and progress lines go */
 	void (*print)(void *ctx, const char *line);
+	/* every problem with its decision, after it is printed (optional) */
+	void (*report)(void *ctx, const struct bfs_fsck_report *r);
 	void *ctx;
 
 	/* results */
 	unsigned nr_problems, nr_fixed, nr_unfixed;
 	bool preen_stopped;	/* -p met a problem it may not fix */
 	bool btrees_damaged;	/* pass 1 found damage: later passes are skipped */
+	enum bfs_problem_code last_code;	/* the last problem decided, and where */
+	struct bfs_fsck_loc last_loc;
 	struct bfs_sb_handle sb;
 };
 
@@ -69,8 +66,17 @@ struct bfs_fsck {
  */
 bool bfs_fix_problem(struct bfs_fsck *f, enum bfs_problem_code code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* the same, with the problem's location */
+bool bfs_fix_problem_at(struct bfs_fsck *f, enum bfs_problem_code code,
+			const struct bfs_fsck_loc *loc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* a finding from a libcore check, decided like any problem */
+bool bfs_fix_finding(struct bfs_fsck *f, const struct bfs_finding *fd);
 /* tell the user what was done after a repair failed */
 void bfs_fsck_repair_failed(struct bfs_fsck *f, enum bfs_problem_code code, int err);
+
+/* call @fn for every problem code, in table order (man page, --list-problems) */
+void bfs_fsck_list_problems(void (*fn)(void *ctx, enum bfs_problem_code code), void *ctx);
 
 /* run every pass; returns the fsck(8) exit code */
 int bfs_fsck_run(struct bfs_fsck *f);

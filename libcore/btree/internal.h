@@ -24,6 +24,7 @@
 #include <bfs/checksum.h>
 #include <bfs/core.h>
 #include <bfs/dev.h>
+#include <bfs/finding.h>
 #include <bfs/journal.h>
 #include <bfs/log.h>
 #include <bfs/os.h>
@@ -87,6 +88,7 @@ struct btree_node {
 	bool	dirty;
 	bool	dead;			/* replaced by a rewrite; kept while referenced */
 	bool	torn;			/* a torn bset follows the last good one: seal it */
+	u16	parse_code;		/* why bfs_node_parse() failed (enum bfs_problem_code) */
 
 	/* cache state (c->cache.lock) */
 	bool	loading;
@@ -122,6 +124,11 @@ struct btree_root {
 	struct btree_node *node;	/* holds a reference */
 	/* root as recorded on disk by the last checkpoint (c->roots_lock) */
 	struct bfs_btree_ptr disk;
+	/* salvage opens: found damaged; node may be NULL (root unreadable) */
+	bool	damaged;
+	/* replayed keys that could not be applied (salvage): seq, then the key */
+	u64	*stash;
+	size_t	stash_u64s, stash_cap;
 };
 
 struct bfs_core {
@@ -308,6 +315,9 @@ u64 bfs_new_node_seq(struct bfs_core *c);
 
 /* ---- core ---- */
 int bfs_core_checkpoint_locked(struct bfs_core *c);
+bool bfs_core_any_damaged(struct bfs_core *c);
+/* salvage: keep a replayed key that cannot be applied to damaged btree @id */
+int bfs_core_stash_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u64 seq);
 int bfs_core_check_writable(struct bfs_core *c);
 void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what);
 /* reserve slots for a commit of @nr_updates; -ENOSPC */

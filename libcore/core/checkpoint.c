@@ -97,6 +97,8 @@ int bfs_core_checkpoint_locked(struct bfs_core *c)
 
 	if (c->read_only || c->fatal)
 		return c->read_only ? -EROFS : c->fatal;
+	if (bfs_core_any_damaged(c))
+		return -EUCLEAN;	/* salvage: a damaged tree has no root to record yet */
 	in_checkpoint = true;
 	if (c->j) {
 		ret = bfs_journal_flush(c->j);

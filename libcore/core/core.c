@@ -165,23 +165,28 @@ static int load_roots(struct bfs_core *c, const struct bfs_btree_ptr *jroots, co
 			c->trees[id].disk = jroots[id];
 		bfs_bkey_init(k, BFS_KEY_BTREE_PTR, BFS_POS_MAX, BFS_BTREE_PTR_VAL_U64S);
 		*p = c->trees[id].disk;
-		if (p->btree_id != id || !bfs_bpos_eq(bfs_bpos_from_disk(&p->min_key), BFS_POS_MIN)) {
+		if (p->btree_id != id || p->level >= BFS_BTREE_MAX_DEPTH ||
+		    !bfs_bpos_eq(bfs_bpos_from_disk(&p->min_key), BFS_POS_MIN)) {
 			bfs_err("btree %s: bad root pointer", bfs_btree_id_name(id));
-			return -EUCLEAN;
-		}
-		ret = bfs_alloc_mark_used(c->alloc, le64_to_cpu(p->offset));
-		if (ret) {
+			ret = -EUCLEAN;
+		} else if (bfs_alloc_mark_used(c->alloc, le64_to_cpu(p->offset))) {
 			bfs_err("btree %s: root node at %llu is outside the metadata area or shared",
 				bfs_btree_id_name(id), (unsigned long long)le64_to_cpu(p->offset));
-			return -EUCLEAN;
+			ret = -EUCLEAN;
+		} else {
+			ret = bfs_cache_get(c, (u8)id, k, &c->trees[id].node);
+			if (!ret)
+				ret = mark_tree(c, (u8)id, c->trees[id].node);
 		}
-		ret = bfs_cache_get(c, (u8)id, k, &c->trees[id].node);
-		if (!ret)
-			ret = mark_tree(c, (u8)id, c->trees[id].node);
 		/*
 		 * The allocator only matters for writing: a read-only open of a
-		 * damaged tree goes on so tools can look at what is readable.
+		 * damaged tree goes on so tools can look at what is readable, and
+		 * a salvage open goes on so fsck can rebuild the tree.
 		 */
+		if (ret == -EUCLEAN && c->opts.salvage) {
+			c->trees[id].damaged = true;
+			ret = 0;
+		}
 		if (ret == -EUCLEAN && c->read_only && c->trees[id].node)
 			ret = 0;
 	}
@@ -210,6 +215,21 @@ static int read_clean(struct bfs_core *c, u64 *jseq)
 	return 0;
 }
 
+bool bfs_core_btree_damaged(struct bfs_core *c, unsigned id)
+{
+	return id < BFS_BTREE_NR && c->trees[id].damaged;
+}
+
+bool bfs_core_any_damaged(struct bfs_core *c)
+{
+	unsigned id;
+
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		if (c->trees[id].damaged)
+			return true;
+	return false;
+}
+
 static void core_free(struct bfs_core *c)
 {
 	unsigned id;
@@ -220,6 +240,7 @@ static void core_free(struct bfs_core *c)
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		if (c->trees[id].node)
 			bfs_cache_put(c, c->trees[id].node);
+		bfs_free(c->trees[id].stash);
 		bfs_rwlock_destroy(&c->trees[id].root_lock);
 	}
 	bfs_cache_exit(c);
@@ -323,7 +344,8 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 			bfs_journal_set_pre_write(c->j, bfs_core_pre_write_hook, c,
 						  BFS_BTREE_NR * (1 + BFS_BTREE_PTR_VAL_U64S));
 		}
-		if (replayed || !clean)
+		/* a damaged tree is rebuilt first: the journal must keep its keys */
+		if ((replayed || !clean) && !bfs_core_any_damaged(c))
 			ret = bfs_core_checkpoint(c);
 		if (ret)
 			goto err;
@@ -371,7 +393,10 @@ int bfs_core_close(struct bfs_core *c)
 	if (!c)
 		return 0;
 	bfs_readahead_stop(c);
-	if (!c->read_only && !c->fatal) {
+	if (!c->read_only && !c->fatal && bfs_core_any_damaged(c)) {
+		/* a salvage open that did not rebuild: leave the device as it was */
+		ret = -EUCLEAN;
+	} else if (!c->read_only && !c->fatal) {
 		ret = bfs_core_checkpoint(c);
 		if (!ret)
 			ret = bfs_core_write_clean(c, true);

@@ -83,7 +83,18 @@ static int replay_apply(struct bfs_core *c, struct replay_state *r)
 					(unsigned long long)seq, bfs_btree_id_name(e->btree_id), kbuf);
 				return -EUCLEAN;
 			}
-			ret = bfs_btree_insert_key(c, e->btree_id, k, seq);
+			/*
+			 * salvage (fsck): a key for a damaged tree waits for its
+			 * rebuild, which applies it on top of what was salvaged
+			 */
+			if (c->opts.salvage && c->trees[e->btree_id].damaged)
+				ret = bfs_core_stash_key(c, e->btree_id, k, seq);
+			else
+				ret = bfs_btree_insert_key(c, e->btree_id, k, seq);
+			if (ret == -EUCLEAN && c->opts.salvage) {
+				c->trees[e->btree_id].damaged = true;
+				ret = bfs_core_stash_key(c, e->btree_id, k, seq);
+			}
 			STAT_INC(c, replayed_keys);
 			p += bfs_bkey_u64s(k);
 		}
@@ -114,6 +125,26 @@ static int replay_space(struct bfs_core *c, struct replay_state *r)
 		off += bfs_jset_entry_total_u64s(e);
 	}
 	return ret;
+}
+
+int bfs_core_stash_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u64 seq)
+{
+	struct btree_root *t = &c->trees[id];
+	size_t need = t->stash_u64s + 1 + bfs_bkey_u64s(k);
+
+	if (need > t->stash_cap) {
+		size_t cap = BFS_MAX(need, t->stash_cap * 2 + 64);
+		u64 *n = bfs_realloc(t->stash, cap * 8);
+
+		if (!n)
+			return -ENOMEM;
+		t->stash = n;
+		t->stash_cap = cap;
+	}
+	t->stash[t->stash_u64s++] = seq;
+	memcpy(&t->stash[t->stash_u64s], k, bfs_bkey_bytes(k));
+	t->stash_u64s += bfs_bkey_u64s(k);
+	return 0;
 }
 
 static int replay_ignore(void *ctx, u64 seq, const struct bfs_jset_entry *e)

@@ -11,52 +11,39 @@
 #include <stdio.h>
 #include <string.h>
 
-#define PR_PREEN_OK	(1 << 0)	/* safe to fix without asking */
-#define PR_NO_FIX	(1 << 1)	/* no repair exists yet: always left unfixed */
-
 struct bfs_problem {
+	const char *name;
 	const char *message;
 	const char *prompt;
 	unsigned flags;
 };
 
+#define PREEN	BFS_PR_PREEN
+#define LOSS	BFS_PR_LOSS
+#define FATAL	BFS_PR_FATAL
+#define NOFIX	BFS_PR_NOFIX
 static const struct bfs_problem problems[PR_NR] = {
-	[PR_SB_PRIMARY_INVALID] = {
-		"primary superblock is invalid", "Restore it from the backup", PR_PREEN_OK },
-	[PR_SB_BACKUP_INVALID] = {
-		"backup superblock is invalid", "Rewrite it", PR_PREEN_OK },
-	[PR_SB_BACKUP_STALE] = {
-		"backup superblock differs from the primary", "Update it", PR_PREEN_OK },
-	[PR_JOURNAL_UNREPLAYABLE] = {
-		"journal is damaged", "Discard it", PR_NO_FIX },
-	[PR_BTREE_UNREADABLE] = {
-		"btree cannot be walked", "Ignore", PR_NO_FIX },
-	[PR_BTREE_DAMAGED] = {
-		"btree is damaged", "Ignore", PR_NO_FIX },
-	[PR_FS_SKIPPED] = {
-		"filesystem checks skipped", "Ignore", PR_NO_FIX },
-	[PR_DIRENT_DIR_MISSING] = {
-		"directory entry in a directory that does not exist", "Remove it", PR_PREEN_OK },
-	[PR_DIRENT_TARGET_MISSING] = {
-		"directory entry points to an inode that does not exist", "Remove it",
-		PR_PREEN_OK },
-	[PR_DIRENT_TYPE] = {
-		"directory entry has the wrong file type", "Fix it", PR_PREEN_OK },
-	[PR_DIR_PARENT] = {
-		"directory's \"..\" does not name the directory holding it", "Fix it",
-		PR_PREEN_OK },
-	[PR_INODE_NLINK] = {
-		"inode has the wrong link count", "Fix it", PR_PREEN_OK },
-	[PR_INODE_UNATTACHED] = {
-		"inode is in no directory", "Connect it to /lost+found", 0 },
-	[PR_INODE_LOST] = {
-		"inode has no links and is not on the orphan list", "Free it at the next mount",
-		PR_PREEN_OK },
-	[PR_INODE_SECTORS] = {
-		"inode's allocated sector count is wrong", "Fix it", PR_PREEN_OK },
-	[PR_EXTENT_NO_INODE] = {
-		"file data belongs to no regular file", "Ignore", PR_NO_FIX },
+#define x(n, fl, msg, pr) [PR_##n] = { #n, msg, pr, fl },
+	BFS_FSCK_PROBLEMS(x)
+#undef x
 };
+#undef PREEN
+#undef LOSS
+#undef FATAL
+#undef NOFIX
+
+static const struct bfs_problem *problem(enum bfs_problem_code code)
+{
+	static const struct bfs_problem unknown = { "UNKNOWN", "unknown problem", "Ignore",
+						    BFS_PR_NOFIX };
+
+	return (unsigned)code < PR_NR ? &problems[code] : &unknown;
+}
+
+const char *bfs_problem_name(enum bfs_problem_code code) { return problem(code)->name; }
+const char *bfs_problem_message(enum bfs_problem_code code) { return problem(code)->message; }
+const char *bfs_problem_prompt(enum bfs_problem_code code) { return problem(code)->prompt; }
+unsigned bfs_problem_flags(enum bfs_problem_code code) { return problem(code)->flags; }
 
 void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 {
@@ -70,21 +57,34 @@ void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 		f->print(f->ctx, line);
 }
 
-bool bfs_fix_problem(struct bfs_fsck *f, enum bfs_problem_code code, const char *fmt, ...)
+static void report(struct bfs_fsck *f, enum bfs_problem_code code, const struct bfs_fsck_loc *loc,
+		   const char *detail, bool fixed, bool failed)
 {
-	const struct bfs_problem *p = &problems[code];
-	char detail[768];
-	bool fix;
-	va_list ap;
+	const struct bfs_problem *p = problem(code);
+	struct bfs_fsck_report r = {
+		.code = code, .name = p->name, .message = p->message, .detail = detail,
+		.flags = p->flags, .loc = loc ? *loc : BFS_FSCK_LOC_NONE,
+		.fixed = fixed, .repair_failed = failed,
+	};
 
-	va_start(ap, fmt);
-	vsnprintf(detail, sizeof(detail), fmt, ap);
-	va_end(ap);
+	if (f->report)
+		f->report(f->ctx, &r);
+}
+
+static bool decide(struct bfs_fsck *f, enum bfs_problem_code code, const struct bfs_fsck_loc *loc,
+		   const char *detail)
+{
+	const struct bfs_problem *p = problem(code);
+	bool fix;
+
 	f->nr_problems++;
+	f->last_code = code;
+	f->last_loc = loc ? *loc : BFS_FSCK_LOC_NONE;
 	bfs_fsck_printf(f, "%s: %s", p->message, detail);
-	if (p->flags & PR_NO_FIX) {
-		bfs_fsck_printf(f, "(no repair for this yet: left as it is)");
+	if (p->flags & BFS_PR_NOFIX) {
+		bfs_fsck_printf(f, "(no repair is possible: left as it is)");
 		f->nr_unfixed++;
+		report(f, code, loc, detail, false, false);
 		return false;
 	}
 
@@ -98,7 +98,7 @@ bool bfs_fix_problem(struct bfs_fsck *f, enum bfs_problem_code code, const char 
 		bfs_fsck_printf(f, "%s? yes", p->prompt);
 		break;
 	case BFS_FSCK_MODE_PREEN:
-		fix = p->flags & PR_PREEN_OK;
+		fix = p->flags & BFS_PR_PREEN;
 		if (fix)
 			bfs_fsck_printf(f, "%s: fixed (preen)", p->prompt);
 		else
@@ -112,12 +112,54 @@ bool bfs_fix_problem(struct bfs_fsck *f, enum bfs_problem_code code, const char 
 		f->nr_fixed++;
 	else
 		f->nr_unfixed++;
+	report(f, code, loc, detail, fix, false);
 	return fix;
+}
+
+bool bfs_fix_problem_at(struct bfs_fsck *f, enum bfs_problem_code code,
+			const struct bfs_fsck_loc *loc, const char *fmt, ...)
+{
+	char detail[BFS_FINDING_DETAIL_LEN + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	return decide(f, code, loc, detail);
+}
+
+bool bfs_fix_problem(struct bfs_fsck *f, enum bfs_problem_code code, const char *fmt, ...)
+{
+	char detail[BFS_FINDING_DETAIL_LEN + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	return decide(f, code, NULL, detail);
+}
+
+bool bfs_fix_finding(struct bfs_fsck *f, const struct bfs_finding *fd)
+{
+	return decide(f, fd->code, &fd->loc, fd->detail);
 }
 
 void bfs_fsck_repair_failed(struct bfs_fsck *f, enum bfs_problem_code code, int err)
 {
-	bfs_fsck_printf(f, "repair of '%s' failed: %s", problems[code].message, strerror(-err));
+	char detail[256];
+
+	snprintf(detail, sizeof(detail), "repair of '%s' failed: %s", problem(code)->message,
+		 strerror(-err));
+	bfs_fsck_printf(f, "%s", detail);
 	f->nr_fixed--;
 	f->nr_unfixed++;
+	report(f, code, f->last_code == code ? &f->last_loc : NULL, detail, false, true);
+}
+
+void bfs_fsck_list_problems(void (*fn)(void *ctx, enum bfs_problem_code code), void *ctx)
+{
+	unsigned i;
+
+	for (i = 0; i < PR_NR; i++)
+		fn(ctx, (enum bfs_problem_code)i);
 }

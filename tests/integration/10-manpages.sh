@@ -264,6 +264,21 @@ else
 	pass
 fi
 
+# ---- the problem list of bfs-fsck(8) ----
+
+sed -n '/^\.\\" BEGIN PROBLEMS/,/^\.\\" END PROBLEMS/p' "$root/doc/bfs-fsck.8" |
+	sed '1d;$d' >"$tmp/problems.man"
+if ! sh "$root/doc/gen-fsck-problems.sh" "$bfs" >"$tmp/problems.gen" 2>"$tmp/problems.err"; then
+	fail "doc/gen-fsck-problems.sh failed: $(cat "$tmp/problems.err")"
+elif [ ! -s "$tmp/problems.gen" ]; then
+	fail "'bfs fsck --list-problems' listed nothing"
+elif ! cmp -s "$tmp/problems.man" "$tmp/problems.gen"; then
+	fail "the PROBLEMS list of doc/bfs-fsck.8 is stale: run 'make man-problems'"
+	diff -u "$tmp/problems.man" "$tmp/problems.gen" | head -20 | sed 's/^/    /'
+else
+	pass
+fi
+
 if [ "$failures" -ne 0 ]; then
 	echo "$me: $failures check(s) FAILED ($checks passed)"
 	exit 1

@@ -66,7 +66,7 @@ n=$(grep -c 'type cookie' out)
 expect_rc 1 "$BFS" dump-btree --nodes bad.img
 contains out "DAMAGED"
 expect_rc 4 "$BFS" fsck -n bad.img
-contains out "btree is damaged: btree inodes"
+contains out "key set in a btree node has a bad checksum: btree inodes"
 contains out "node at $leaf: bad checksum"
 expect_ok "$BFS" fsck -n img
 
