@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * bfs_image_dump(): every superblock region, the journal buckets and every
- * node-sized slot of the bucket area that starts with a btree node header,
- * reachable or not, so that the damage being reported is in the dump.  The
- * tree is never walked: what a walk would trust (pointers, ranges) may be
- * the very thing that is broken.  With --data, every other non-zero block
+ * node-sized slot of the bucket area that starts with a btree node header
+ * (bfs_node_scan()), reachable or not, so that the damage being reported is
+ * in the dump.  The tree is never walked: what a walk would trust
+ * (pointers, ranges) may be the very thing that is broken.  With --data, every other non-zero block
  * of the bucket area too.  Runs of zeros are left out (they restore as
  * holes).  Memory: one bucket of journal or one node at a time.
  */
 #include "internal.h"
 
 #include <bfs/btree_format.h>
+#include <bfs/btree_scan.h>
 #include <bfs/checksum.h>
 #include <bfs/format.h>
 
@@ -152,23 +153,64 @@ static int dump_journal(struct dump *d, const struct bfs_sb *sb)
 
 /* ---- node slots ---- */
 
+static int scan_node(void *ctx, const struct bfs_scanned_node *n, const void *buf)
+{
+	struct dump *d = ctx;
+	size_t ns = d->obf.node_size;
+
+	memcpy(d->buf, buf, ns);
+	if (d->o->obfuscate)
+		img_obf_node(&d->obf, d->buf);
+	d->st->nodes++;
+	return emit(d, BFS_IMAGE_KIND_NODE, n->offset, d->buf, ns);
+}
+
+static void scan_progress(void *ctx, u64 done, u64 total)
+{
+	struct dump *d = ctx;
+
+	if (d->o->progress)
+		d->o->progress(d->o->progress_ctx,
+			       BFS_MIN(d->done + done * d->obf.node_size, d->total), d->total);
+}
+
+/*
+ * Every slot of the bucket area that starts with a node header, whatever
+ * its state: the btree layer's scan finds them (the same one fsck uses).
+ */
+static int dump_nodes(struct dump *d, const struct bfs_sb *sb)
+{
+	struct bfs_node_scan_geom g;
+	u64 read_errors = 0;
+	int ret;
+
+	bfs_node_scan_geom_from_sb(sb, &g);
+	ret = buf_reserve(d, g.node_size);
+	if (!ret)
+		ret = bfs_node_scan(d->dev, &g, scan_node, scan_progress, d, &read_errors);
+	if (ret && !d->err[0])
+		IMG_ERR(d->err, "node scan of '%s' failed: %s", bfs_dev_path(d->dev), strerror(-ret));
+	if (read_errors)
+		bfs_warn("%s: %llu node slots could not be read and are not in the dump",
+			 bfs_dev_path(d->dev), (unsigned long long)read_errors);
+	d->done += (le64_to_cpu(sb->nbuckets) - le64_to_cpu(sb->first_bucket) -
+		    le32_to_cpu(sb->journal_nbuckets)) * le32_to_cpu(sb->bucket_size);
+	return ret;
+}
+
 static bool node_magic(const u8 *p)
 {
 	return le64_to_cpu(((const struct bfs_btree_node *)p)->magic) == BFS_BTREE_NODE_MAGIC;
 }
 
-/*
- * Which slots to dump: every node-sized slot of the bucket area outside the
- * journal, looked at by its first block.  The one place that decides it, so
- * that the btree layer's device scan can take over.
- */
-static int dump_slots(struct dump *d, const struct bfs_sb *sb)
+/* --data: every other non-zero block of the bucket area (the nodes are in already) */
+static int dump_data(struct dump *d, const struct bfs_sb *sb)
 {
 	u64 bucket = le32_to_cpu(sb->bucket_size), ns = le32_to_cpu(sb->btree_node_size);
 	u64 start = le64_to_cpu(sb->first_bucket) * bucket, end = le64_to_cpu(sb->nbuckets) * bucket;
 	u64 jstart = le64_to_cpu(sb->journal_bucket) * bucket;
 	u64 jend = jstart + (u64)le32_to_cpu(sb->journal_nbuckets) * bucket;
-	size_t head = (size_t)BFS_MIN(ns, (u64)4096);
+	size_t head = le32_to_cpu(sb->block_size);
 	u64 off;
 	int ret = buf_reserve(d, (size_t)ns);
 
@@ -176,23 +218,11 @@ static int dump_slots(struct dump *d, const struct bfs_sb *sb)
 		if (off >= jstart && off < jend)
 			continue;
 		ret = dev_read(d, off, d->buf, head);
-		if (ret)
-			break;
-		if (node_magic(d->buf)) {
-			if (ns > head)
-				ret = dev_read(d, off + head, d->buf + head, (size_t)ns - head);
-			if (ret)
-				break;
-			if (d->o->obfuscate)
-				img_obf_node(&d->obf, d->buf);
-			ret = emit(d, BFS_IMAGE_KIND_NODE, off, d->buf, (size_t)ns);
-			d->st->nodes++;
-		} else if (d->o->data) {
-			if (ns > head)
-				ret = dev_read(d, off + head, d->buf + head, (size_t)ns - head);
-			if (!ret)
-				ret = emit(d, BFS_IMAGE_KIND_DATA, off, d->buf, (size_t)ns);
-		}
+		if (ret || node_magic(d->buf))
+			continue;
+		ret = dev_read(d, off + head, d->buf + head, (size_t)ns - head);
+		if (!ret)
+			ret = emit(d, BFS_IMAGE_KIND_DATA, off, d->buf, (size_t)ns);
 		if ((off - start) / ns % 64 == 63)
 			progress(d, 64 * ns);
 	}
@@ -261,6 +291,10 @@ int bfs_image_dump(struct bfs_dev *dev, const struct bfs_image_dump_opts *o,
 		memcpy(d.obf.uuid, sb->uuid, sizeof(d.obf.uuid));
 		d.total = (le64_to_cpu(sb->nbuckets) - le64_to_cpu(sb->first_bucket)) *
 			  le32_to_cpu(sb->bucket_size);
+		/* the journal once, the rest once for nodes and once more for data */
+		if (o->data)
+			d.total += d.total - (u64)le32_to_cpu(sb->journal_nbuckets) *
+					     le32_to_cpu(sb->bucket_size);
 	}
 	if (o->obfuscate) {
 		ret = bfs_random_bytes(&d.obf.key, sizeof(d.obf.key));
@@ -280,7 +314,9 @@ int bfs_image_dump(struct bfs_dev *dev, const struct bfs_image_dump_opts *o,
 	if (!ret && sb)
 		ret = dump_journal(&d, sb);
 	if (!ret && sb)
-		ret = dump_slots(&d, sb);
+		ret = dump_nodes(&d, sb);
+	if (!ret && sb && o->data)
+		ret = dump_data(&d, sb);
 	if (!ret)
 		ret = write_end(&d);
 	if (ret && !err[0])
