@@ -148,3 +148,28 @@ zstd -q -c stream > damaged
 expect_rc 1 "$BFS" image restore -f damaged rest.img
 contains err "damaged"
 contains err "record"
+
+if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null &&
+   command -v flock >/dev/null; then
+	note "a mounted device: refused read-write unless --force, fine read-only"
+	mkdir mnt
+	trap 'grep -q " $PWD/mnt fuse" /proc/mounts && umount -l "$PWD/mnt"' EXIT
+	for ro in rw ro; do
+		expect_ok "$BFS" mount -o $ro pop.img mnt
+		rm -f live.dump
+		if [ $ro = rw ]; then
+			expect_rc 1 "$BFS" image dump -o live.dump pop.img
+			contains err "in use read-write"
+			[ ! -e live.dump ] || fail "a refused dump left a file"
+			expect_ok "$BFS" image dump --force -o live.dump pop.img
+			contains err "may be inconsistent"
+		else
+			expect_ok "$BFS" image dump -o live.dump pop.img
+			lacks err "inconsistent"
+		fi
+		umount "$PWD/mnt"
+		flock pop.img true
+	done
+else
+	note "skipped the mounted-device checks (needs root, /dev/fuse, fusermount3, flock)"
+fi
