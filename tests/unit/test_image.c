@@ -71,14 +71,15 @@ static long mem_read(void *ctx, void *buf, size_t len)
 
 	if (m->chunk)
 		n = BFS_MIN(n, m->chunk);
-	memcpy(buf, m->p + m->pos, n);
+	if (n)
+		memcpy(buf, m->p + m->pos, n);
 	m->pos += n;
 	return (long)n;
 }
 
 /* ---- a small populated filesystem ---- */
 
-#define DEV_SIZE	(32 * MiB)
+#define DEV_SIZE	(16 * MiB)
 #define NFILES		300
 
 static struct bfs_dev *make_fs(void)
