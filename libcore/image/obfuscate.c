@@ -7,9 +7,9 @@
  * that was wrong stays wrong (the bytes changed, the stored value did not).
  *
  * Names go through a keyed permutation of the strings of each length
- * (random key per dump, never stored): lowercase letters stay lowercase,
- * uppercase uppercase, digits digits, other bytes map among themselves, and
- * '.', '/' and NUL stay where they are.  Being a permutation, it keeps the
+ * (random key per dump, never stored) that keeps each byte in its class:
+ * letters of either case, digits, ASCII punctuation, UTF-8 lead and
+ * continuation bytes; '.', '/' and NUL stay where they are.  Being a permutation, it keeps the
  * entries of a directory distinct, maps a name to the same replacement
  * wherever it appears (node, journal, stale copy), and cannot produce "."
  * or "..".  Names fsck relies on stay: lost+found and "#INO".
@@ -34,14 +34,20 @@
 
 /* ---- the permutation ---- */
 
-enum { CL_KEEP, CL_LOWER, CL_UPPER, CL_DIGIT, CL_OTHER };
+/*
+ * Byte classes: each byte is replaced by one of its own class, so ASCII
+ * letters stay letters of the same case, digits digits, printable ASCII
+ * printable, and UTF-8 stays UTF-8 (lead bytes of each length among
+ * themselves, continuation bytes among themselves; the lead bytes whose
+ * continuation range is restricted stay as they are).  NUL, '/' and '.'
+ * are never changed, so no name can become "." or "..", or invalid.
+ */
+enum { CL_KEEP, CL_LOWER, CL_UPPER, CL_DIGIT, CL_PUNCT, CL_CTRL, CL_CONT, CL_LEAD2, CL_LEAD3,
+       CL_LEAD4, CL_NR };
 
-/* bytes of the "other" class in order: not NUL, '/', '.', letters, digits */
-static u8 other_chars[256];
-static u8 other_index[256];
-static unsigned other_nr;
+static u8 cls[256], idx[256], members[CL_NR][128], nr_members[CL_NR];
 
-static int byte_class(u8 b)
+static int classify(unsigned b)
 {
 	if (b >= 'a' && b <= 'z')
 		return CL_LOWER;
@@ -51,20 +57,36 @@ static int byte_class(u8 b)
 		return CL_DIGIT;
 	if (!b || b == '/' || b == '.')
 		return CL_KEEP;
-	return CL_OTHER;
+	if (b < 0x20 || b == 0x7f)
+		return CL_CTRL;
+	if (b < 0x80)
+		return CL_PUNCT;
+	if (b < 0xc0)
+		return CL_CONT;
+	if (b >= 0xc2 && b <= 0xdf)
+		return CL_LEAD2;
+	if ((b >= 0xe1 && b <= 0xec) || b == 0xee || b == 0xef)
+		return CL_LEAD3;
+	if (b >= 0xf1 && b <= 0xf3)
+		return CL_LEAD4;
+	return CL_KEEP;		/* c0 c1 e0 ed f0 f4..ff */
 }
 
-static void init_other(void)
+static void init_classes(void)
 {
+	static bool done;
 	unsigned b;
 
-	if (other_nr)
+	if (done)
 		return;
-	for (b = 0; b < 256; b++)
-		if (byte_class((u8)b) == CL_OTHER) {
-			other_index[b] = (u8)other_nr;
-			other_chars[other_nr++] = (u8)b;
-		}
+	for (b = 0; b < 256; b++) {
+		int c = classify(b);
+
+		cls[b] = (u8)c;
+		idx[b] = nr_members[c];
+		members[c][nr_members[c]++] = (u8)b;
+	}
+	done = true;
 }
 
 static u64 mix(u64 x)
@@ -80,18 +102,11 @@ static u64 mix(u64 x)
 /* shift @b by @k inside its class: a bijection of each class */
 static u8 shift(u8 b, u64 k)
 {
-	switch (byte_class(b)) {
-	case CL_LOWER:
-		return (u8)('a' + (b - 'a' + k % 26) % 26);
-	case CL_UPPER:
-		return (u8)('A' + (b - 'A' + k % 26) % 26);
-	case CL_DIGIT:
-		return (u8)('0' + (b - '0' + k % 10) % 10);
-	case CL_OTHER:
-		return other_chars[(other_index[b] + k % other_nr) % other_nr];
-	default:
+	unsigned c = cls[b], n = nr_members[c];
+
+	if (c == CL_KEEP)
 		return b;
-	}
+	return members[c][(idx[b] + k % n) % n];
 }
 
 /*
@@ -106,7 +121,7 @@ static void permute(u64 key, u8 *s, size_t len)
 	u64 h;
 	size_t i;
 
-	init_other();
+	init_classes();
 	h = mix(key ^ len);
 	for (i = 0; i < len; i++) {
 		u8 in = s[i];

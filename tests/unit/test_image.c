@@ -326,7 +326,25 @@ START_TEST(test_name_permutation)
 		for (j = 0; j < i; j++)
 			ck_assert_msg(memcmp(seen[j], name, 4), "names %u and %u collide", i, j);
 	}
-	memcpy(name, "lost+found", 8);
+	{
+		/* printable ASCII stays printable, UTF-8 sequences keep their shape */
+		u8 u[] = "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac-~!", v[sizeof(u)];
+		size_t k;
+
+		memcpy(v, u, sizeof(u));
+		img_obf_name(&o, v, sizeof(u) - 1);
+		ck_assert(memcmp(u, v, sizeof(u)));
+		for (k = 0; k + 1 < sizeof(u); k++) {
+			ck_assert_uint_eq(u[k] >= 0x80, v[k] >= 0x80);
+			if (u[k] < 0x80)
+				ck_assert(v[k] >= 0x20 && v[k] < 0x7f);
+			else if (u[k] < 0xc0)
+				ck_assert(v[k] >= 0x80 && v[k] < 0xc0);
+			else	/* a lead byte: of a sequence of the same length */
+				ck_assert_uint_eq(u[k] < 0xe0 ? 2 : u[k] < 0xf0 ? 3 : 4,
+						  v[k] < 0xe0 ? 2 : v[k] < 0xf0 ? 3 : 4);
+		}
+	}
 	{
 		u8 lf[] = "lost+found", ino[] = "#1234", dots[] = "...";
 
