@@ -246,7 +246,7 @@ static int clear_device(struct bfs_dev *dev)
 }
 
 static int open_target(const struct bfs_cmd *cmd, const struct image_args *a, const char *path,
-		       u64 dev_size, struct bfs_dev **dev)
+		       u64 dev_size, struct bfs_dev **dev, bool *created)
 {
 	char what[256];
 	u64 size;
@@ -257,6 +257,7 @@ static int open_target(const struct bfs_cmd *cmd, const struct image_args *a, co
 		ret = bfs_image_create(path, dev_size);
 		if (ret)
 			return bfs_cmd_error(cmd, "cannot create '%s': %s", path, strerror(-ret));
+		*created = true;
 		goto open;
 	}
 	if (ret < 0)
@@ -314,13 +315,15 @@ static int do_restore(const struct bfs_cmd *cmd, const struct image_args *a, con
 	struct bfs_image_stats st;
 	struct bfs_dev *dev;
 	char err[BFS_ERR_LEN], s1[32];
+	bool created = false;
 	FILE *f;
 	int ret;
 
 	ret = open_dump(cmd, file, &f, &r);
 	if (ret)
 		return ret;
-	ret = open_target(cmd, a, target, le64_to_cpu(bfs_image_reader_header(r)->dev_size), &dev);
+	ret = open_target(cmd, a, target, le64_to_cpu(bfs_image_reader_header(r)->dev_size), &dev,
+			  &created);
 	if (ret) {
 		close_dump(f, r);
 		return ret;
@@ -329,6 +332,11 @@ static int do_restore(const struct bfs_cmd *cmd, const struct image_args *a, con
 	bfs_dev_close(dev);
 	close_dump(f, r);
 	progress_done(&p);
+	if (ret && created) {
+		/* a half-restored image is worse than none: it was ours, remove it */
+		remove(target);
+		return bfs_cmd_error(cmd, "'%s': %s; nothing restored", file, err);
+	}
 	if (ret)
 		return bfs_cmd_error(cmd, "'%s': %s; '%s' is incomplete", file, err, target);
 	if (!a->json)

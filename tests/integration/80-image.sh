@@ -134,6 +134,11 @@ size=$(stat -c %s dump.obf)
 head -c $((size / 2)) dump.obf > cut
 expect_rc 1 "$BFS" image restore -f cut rest.img
 contains err "truncated"
+contains err "incomplete"
+rm -f rest.img
+expect_rc 1 "$BFS" image restore cut rest.img
+contains err "nothing restored"
+[ ! -e rest.img ] || fail "a failed restore left a new image behind"
 expect_rc 1 "$BFS" image info cut
 contains err "truncated"
 : > empty
