@@ -178,6 +178,10 @@ static int do_dump(const struct bfs_cmd *cmd, const struct image_args *a, const 
 		a->data ? " and data" : "", (unsigned long long)st.records,
 		(unsigned long long)st.nodes, (unsigned long long)st.names,
 		bfs_human_size(st.out_bytes, s2));
+	if (st.raw)
+		fprintf(stderr, "bfs image: %llu damaged key sets or journal entries could not be "
+			"followed to their end: the bytes past the damage are zeroed\n",
+			(unsigned long long)st.raw);
 	return BFS_EXIT_OK;
 }
 

@@ -35,7 +35,7 @@ struct bfs_image_stats {
 	u64	kind_bytes[BFS_IMAGE_KIND_NR];
 	u64	nodes;			/* btree node slots */
 	u64	names;			/* names, targets and values replaced */
-	u64	raw;			/* structures that could not be parsed, copied as they are */
+	u64	raw;			/* sets whose framing broke: zeroed past the break */
 	u64	out_bytes;		/* compressed bytes written (dump) */
 };
 

@@ -381,7 +381,6 @@ void img_obf_journal(struct img_obf *o, u8 *bucket, size_t bytes)
 				obf_jset(o, j, limit);
 				covered = off + limit;
 			}
-			o->raw++;
 		}
 		off = next;
 	}
