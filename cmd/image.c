@@ -54,7 +54,8 @@ static void progress_fn(void *ctx, u64 done, u64 total)
 		return;
 	p->last = pm;
 	if (p->fd >= 0)
-		dprintf(p->fd, "%d %llu %llu %s\n", p->pass, (unsigned long long)done,
+		dprintf(p->fd, "%d %llu %llu %s\n", p->pass,
+			(unsigned long long)(total ? BFS_MIN(done, total) : done),
 			(unsigned long long)total, p->device);
 	if (p->tty)
 		fprintf(stderr, "\r%s: %3u.%u%%", p->what, pm / 10, pm % 10);
