@@ -250,6 +250,17 @@ static int clear_device(struct bfs_dev *dev)
 	return ret;
 }
 
+/* libblkid does not know bfs: look for a superblock (valid or not) ourselves */
+static bool has_bfs(struct bfs_dev *dev)
+{
+	struct bfs_sb_handle h;
+	int ret = bfs_sb_read(dev, &h, NULL);
+
+	if (!ret)
+		bfs_sb_handle_release(&h);
+	return ret != -ENODATA;
+}
+
 static int open_target(const struct bfs_cmd *cmd, const struct image_args *a, const char *path,
 		       u64 dev_size, struct bfs_dev **dev, bool *created)
 {
@@ -284,6 +295,9 @@ static int open_target(const struct bfs_cmd *cmd, const struct image_args *a, co
 		else if (!a->force && bfs_probe_signature(path, what, sizeof(what)) > 0)
 			ret = bfs_cmd_error(cmd, "'%s' contains %s; use --force to overwrite it", path,
 					    what);
+		else if (!a->force && has_bfs(*dev))
+			ret = bfs_cmd_error(cmd, "'%s' contains a bfs filesystem; use --force to "
+					    "overwrite it", path);
 		else if ((ret = clear_device(*dev)))
 			ret = bfs_cmd_error(cmd, "cannot clear '%s': %s", path, strerror(-ret));
 		if (ret)

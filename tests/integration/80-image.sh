@@ -122,6 +122,27 @@ expect_rc 2 "$BFS" image frobnicate x
 expect_rc 2 "$BFS" image restore dump.obf
 expect_rc 2 "$BFS" image info --data dump.obf
 
+LOOP=
+cleanup_loop() { [ -z "$LOOP" ] || losetup -d "$LOOP"; LOOP=; }
+trap cleanup_loop EXIT
+if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null && truncate -s 150M loop.img &&
+   LOOP=$(losetup -f --show loop.img 2>/dev/null); then
+	note "restore onto a block device: refused if it holds a filesystem, else zeroed first"
+	dd if=/dev/urandom of="$LOOP" bs=1M count=4 seek=40 status=none	# junk must not survive
+	expect_ok "$BFS" image restore dump.obf "$LOOP"
+	expect_rc 1 "$BFS" image restore dump.obf "$LOOP"
+	contains err "contains a bfs filesystem; use --force"
+	expect_ok "$BFS" image restore --force dump.obf "$LOOP"
+	look fsck.loop "$LOOP" fsck -n
+	look fsck.pop pop.img fsck -n
+	cmp -s fsck.loop fsck.pop || fail "fsck of the restored device: $(cat fsck.loop)"
+	[ "$(dd if="$LOOP" bs=1M count=4 skip=40 status=none | tr -d '\000' | wc -c)" -eq 0 ] ||
+		[ "$(dd if=pop.img bs=1M count=4 skip=40 status=none | tr -d '\000' | wc -c)" -ne 0 ] ||
+		fail "junk left on the device outside the restored extents"
+	cleanup_loop
+fi
+rm -f loop.img
+
 note "a dump in a pipe, progress on a descriptor"
 "$BFS" image dump -C 3 pop.img 3>progress | "$BFS" image restore -f - rest.img > out 2> err ||
 	fail "dump | restore failed: $(cat err)"
@@ -158,7 +179,7 @@ if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null
    command -v flock >/dev/null; then
 	note "a mounted device: refused read-write unless --force, fine read-only"
 	mkdir mnt
-	trap 'grep -q " $PWD/mnt fuse" /proc/mounts && umount -l "$PWD/mnt"' EXIT
+	trap 'grep -q " $PWD/mnt fuse" /proc/mounts && umount -l "$PWD/mnt"; cleanup_loop' EXIT
 	for ro in rw ro; do
 		expect_ok "$BFS" mount -o $ro pop.img mnt
 		rm -f live.dump
