@@ -19,7 +19,10 @@ OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Wformat=2 $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-DBFS_VERSION='"$(VERSION)"' -Iinclude -Ilibcore $(PKG_CFLAGS) $(CFLAGS)
+	-DBFS_VERSION='"$(VERSION)"' -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+# white-box tests may reach libcore's internal headers; libcore and cmd may not
+# (tests/check-layers.sh checks the direction of every include)
+TEST_IFLAGS := -Ilibcore
 LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm $(LDLIBS)
 
 B ?= build
@@ -57,7 +60,7 @@ Q := $(if $(V),,@)
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_ALL) $(if $(filter tests/%,$<),$(TEST_IFLAGS) $(CHECK_CFLAGS)) -MMD -MP -c -o $@ $<
 
 $(B)/libcore.a: $(LIB_OBJS)
 	@rm -f $@
@@ -88,10 +91,21 @@ asan-check:
 	BFS_CRASH_OPS=20000 BFS_CRASH_MAX_FLUSH_STATES=30 BFS_CRASH_FS_OPS=300 BFS_FUZZ_ITERS=150 \
 		$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" unit-check
 
-# long randomized operation runs against the in-memory model
-soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs
+# long randomized operation runs against the in-memory model, and fsck on
+# thousands of damaged images (sanitizer build)
+soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs $(TOOL_BINS)
 	BFS_MODEL_SEEDS=50 BFS_MODEL_OPS=50000 CK_FORK=no $(B)/tests/test_fs_model
 	BFS_CRASH_FS_OPS=5000 BFS_CRASH_MAX_FLUSH_STATES=400 CK_FORK=no $(B)/tests/test_crash_fs
+	$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" build-asan/bfs
+	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests --quiet \
+		--seeds $(DAMAGE_SOAK_SEEDS) --min-converge $(DAMAGE_MIN_CONVERGE)
+	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests --quiet \
+		--seeds $(DAMAGE_SOAK_SEEDS) --modes random,any --count 4 --min-converge $(DAMAGE_MIN_CONVERGE)
+
+# fsck convergence on damaged images (tests/damage/converge.py): the percent
+# of damaged images (per mode) that must converge; 0 until repair lands
+DAMAGE_MIN_CONVERGE ?= 0
+DAMAGE_SOAK_SEEDS ?= 1-100
 
 # long crash-consistency runs: SEEDS="1 2 3" OPS=1000000
 SEEDS ?= 1 2 3 4
@@ -106,10 +120,13 @@ integration-check: $(B)/bfs $(TOOL_BINS)
 	@sh tests/run-integration.sh $(B)/bfs
 
 check: all
+	sh tests/check-layers.sh
 	$(MAKE) unit-check
 	$(MAKE) asan-check
 	$(MAKE) clang-check
-	$(MAKE) integration-check
+	$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" build-asan/bfs
+	BFS_DAMAGE_BFS=$(CURDIR)/build-asan/bfs BFS_DAMAGE_MIN_CONVERGE=$(DAMAGE_MIN_CONVERGE) \
+		$(MAKE) integration-check
 
 # no warnings under clang either (skipped where clang is not installed)
 clang-check:

@@ -84,6 +84,8 @@ static int set_inode_raw(struct dbg *d, u64 ino, const char *field, u64 v)
 		iv->generation = cpu_to_le64(v);
 	} else if (!strcmp(field, "sectors")) {
 		iv->sectors = cpu_to_le64(v);
+	} else if (!strcmp(field, "raw_size")) {
+		iv->size = cpu_to_le64(v);	/* no truncate or extension, unlike "size" */
 	} else {
 		iv->parent = cpu_to_le64(v);
 	}
@@ -97,7 +99,7 @@ static int set_inode_raw(struct dbg *d, u64 ino, const char *field, u64 v)
 static bool raw_field(const char *field)
 {
 	return !strcmp(field, "nlink") || !strcmp(field, "generation") ||
-	       !strcmp(field, "sectors") || !strcmp(field, "parent");
+	       !strcmp(field, "sectors") || !strcmp(field, "parent") || !strcmp(field, "raw_size");
 }
 
 int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
@@ -152,7 +154,7 @@ int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
 			sa.flags = (u32)v;
 		} else {
 			return dbg_err(d, "unknown field '%s' (mode, uid, gid, size, flags, atime, "
-				       "mtime, ctime, nlink, generation, sectors, parent)", field);
+				       "mtime, ctime, nlink, generation, sectors, parent, raw_size)", field);
 		}
 	}
 	ret = bfs_fs_setattr(d->fs, ino, &sa, &st);

@@ -226,7 +226,6 @@ static int cmd_dump_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 	ret = bfs_cmd_want_device(cmd, argc);
 	if (ret)
 		return ret;
-	bfs_fs_register_key_types();	/* inode, dirent, ... keys print decoded */
 	ret = bfs_dev_open(argv[optind], BFS_DEV_RDONLY, &dev);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open '%s': %s", argv[optind], strerror(-ret));

@@ -18,6 +18,7 @@ static const struct option fsck_longopts[] = {
 	{ "preen",	no_argument, NULL, 'p' },
 	{ "force",	no_argument, NULL, 'f' },
 	{ "verbose",	no_argument, NULL, 'v' },
+	{ "check-data",	no_argument, NULL, 'c' },
 	{ "list-problems", no_argument, NULL, 'L' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -95,6 +96,9 @@ static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 		case 'v':
 			f.verbose = true;
 			break;
+		case 'c':
+			f.check_data = true;
+			break;
 		case 'L':
 			bfs_fsck_list_problems(list_problem, NULL);
 			return 0;
@@ -158,13 +162,14 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"  -p, --preen       fix what is safe without asking (-a is the same)\n"
 	"  -f, --force       check even if the filesystem seems clean\n"
 	"  -v, --verbose     say what each pass does\n"
+	"  -c, --check-data  read all file data and verify its checksums\n"
 	"      --list-problems  list every problem fsck knows (name, flags, message)\n"
 	"\nChecks the superblock and its backup copies (pass 0), then replays the\n"
 	"journal (in memory with -n) and checks every btree (pass 1), then the\n"
 	"directories, inodes, link counts and file data ownership (pass 2).\n"
 	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
 	"8 operational error, 16 usage error.\n",
-	.shortopts = "nypafv",
+	.shortopts = "nypafvc",
 	.longopts = fsck_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -66,6 +66,8 @@ static const char *field_name(u32 type)
 	switch (type & ~BFS_SB_FIELD_REQUIRED) {
 	case BFS_SB_FIELD_CLEAN:
 		return "clean";
+	case BFS_SB_FIELD_REPAIR:
+		return "repair";
 	default:
 		return "unknown";
 	}
@@ -98,13 +100,32 @@ static void describe_clean(struct bfs_out *o, const struct bfs_sb_field *f)
 	out_end(o);
 }
 
+/* what fsck repairs could not restore completely */
+static void describe_repair(struct bfs_out *o, const struct bfs_sb_field *f)
+{
+	const struct bfs_sb_repair *r = (const void *)f->data;
+	u32 lost;
+	char names[128] = "";
+	unsigned id;
+
+	if ((size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(*r))
+		return;
+	lost = le32_to_cpu(r->btrees_lost_data);
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		if (lost & (1U << id))
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? " " : "", bfs_btree_id_name(id));
+	out_str(o, "btrees_lost_data", "Btrees that lost data", "%s", names[0] ? names : "(none)");
+	out_u64(o, "nr_rebuilds", "Btree rebuilds", le64_to_cpu(r->nr_rebuilds));
+	out_u64(o, "last_rebuild", "Last rebuild (epoch s)", le64_to_cpu(r->last_rebuild));
+}
+
 static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 {
-	const u8 *p = (const u8 *)sb->fields, *end = (const u8 *)sb + le32_to_cpu(sb->bytes);
+	const struct bfs_sb_field *f;
 
 	out_array(o, "sections", "Sections");
-	while (p < end) {
-		const struct bfs_sb_field *f = (const void *)p;
+	bfs_sb_for_each_field(sb, f) {
 		u32 type = le32_to_cpu(f->type);
 
 		out_object(o, NULL, NULL);
@@ -113,8 +134,9 @@ static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 		out_size(o, "bytes", "Bytes", (u64)le32_to_cpu(f->u64s) * 8);
 		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_CLEAN)
 			describe_clean(o, f);
+		else if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_REPAIR)
+			describe_repair(o, f);
 		out_end(o);
-		p += (size_t)le32_to_cpu(f->u64s) * 8;
 	}
 	out_end(o);
 }

@@ -23,7 +23,8 @@ struct bfs_scanned_node {
 	u8	btree_id;
 	u8	level;
 	struct bfs_bpos min_key, max_key;
-	bool	header_ok;		/* magic, header checksum, sane id/level/range */
+	bool	header_ok;		/* magic, header checksum, sane id/level/range, ours */
+	bool	foreign;		/* a valid node of another filesystem (node_id) */
 	u32	nr_bsets;		/* bsets carrying the node's seq, checksums good */
 	u32	nr_bad_bsets;		/* bsets with the node's seq but a bad checksum/size */
 	u32	written;		/* bytes up to the end of the last good bset */
@@ -37,6 +38,7 @@ struct bfs_node_scan_geom {
 	u64	first_bucket, nbuckets;
 	u64	journal_bucket, journal_nbuckets;
 	u8	csum_type;
+	u64	node_id;		/* what this filesystem's nodes carry; 0: unknown */
 };
 
 void bfs_node_scan_geom_from_sb(const struct bfs_sb *sb, struct bfs_node_scan_geom *g);

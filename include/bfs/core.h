@@ -27,6 +27,7 @@
 #include "format.h"
 
 struct bfs_core;
+struct bfs_alloc;
 
 struct bfs_core_opts {
 	bool	read_only;	/* never write the device (no replay writes either) */
@@ -84,6 +85,21 @@ int bfs_core_checkpoint(struct bfs_core *c);
 
 /* salvage opens: was btree @id found damaged at open (or by replay)? */
 bool bfs_core_btree_damaged(struct bfs_core *c, unsigned id);
+/* and what was found (a problem code and one line), if it was */
+bool bfs_core_btree_damage(struct bfs_core *c, unsigned id, unsigned *code, const char **what);
+
+/*
+ * fsck: note in the superblock section BFS_SB_FIELD_REPAIR that a rebuild of
+ * btree @id happened and whether it lost data; written with the superblock
+ * at the next clean close.
+ */
+int bfs_core_note_rebuild(struct bfs_core *c, unsigned id, bool lost_data);
+
+/* for the filesystem's data allocator, which shares the bucket space */
+struct bfs_alloc *bfs_core_alloc(struct bfs_core *c);
+bool bfs_core_is_read_only(struct bfs_core *c);
+/* levels of the deepest btree (1: its root is a leaf) */
+unsigned bfs_core_max_depth(struct bfs_core *c);
 
 /* the in-memory superblock (valid while the core is open) */
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c);

@@ -33,6 +33,8 @@ struct bfs_finding {
 };
 
 typedef void (*bfs_finding_fn)(void *ctx, const struct bfs_finding *f);
+/* a finding that asks: true = repair it now (fsck's answer for its mode) */
+typedef bool (*bfs_fix_fn)(void *ctx, const struct bfs_finding *f);
 
 /* name ("BTREE_DAMAGED"), message and flags of a problem code */
 const char *bfs_problem_name(enum bfs_problem_code code);

@@ -43,6 +43,7 @@ struct bfs_fsck {
 	struct bfs_dev *dev;
 	enum bfs_fsck_mode mode;
 	bool verbose;
+	bool check_data;	/* -c: read every extent and verify its data */
 	/* interactive answer for BFS_FSCK_MODE_ASK; NULL answers no */
 	bool (*ask)(void *ctx, const char *prompt);
 	/* where problem reports and progress lines go */

@@ -96,6 +96,15 @@ int bfs_mkfs_write(struct bfs_dev *dev, struct bfs_sb *sb);
 
 /* variable-length sections */
 struct bfs_sb_field *bfs_sb_field_get(struct bfs_sb *sb, u32 type);
+/*
+ * The one decoder of the section list: the section after @prev (the first
+ * with NULL), or NULL at the end, at a zero-length section or at one that
+ * runs past sb->bytes (validation reports those; readers just stop).
+ */
+const struct bfs_sb_field *bfs_sb_field_next(const struct bfs_sb *sb,
+					     const struct bfs_sb_field *prev);
+#define bfs_sb_for_each_field(sb, f) \
+	for ((f) = bfs_sb_field_next((sb), NULL); (f); (f) = bfs_sb_field_next((sb), (f)))
 /* create or resize section @type to @u64s (header included); NULL: no room */
 struct bfs_sb_field *bfs_sb_field_resize(struct bfs_sb *sb, u32 type, u32 u64s);
 void bfs_sb_field_delete(struct bfs_sb *sb, u32 type);

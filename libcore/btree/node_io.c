@@ -86,6 +86,9 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		      (unsigned long long)le64_to_cpu(h->magic));
 	if (c->csum_type && le64_to_cpu(h->csum) != bfs_csum(c->csum_type, n->data + 16, sizeof(*h) - 16))
 		NFAIL(NODE_HEADER_CSUM, "%s: bad header checksum", where);
+	if (c->node_id && le64_to_cpu(h->node_id) != c->node_id)
+		NFAIL(NODE_FOREIGN, "%s: node id %016llx is not this filesystem's (left over from "
+		      "an earlier filesystem?)", where, (unsigned long long)le64_to_cpu(h->node_id));
 	if (le64_to_cpu(h->seq) != n->seq)
 		NFAIL(PTR_STALE, "%s: node seq %016llx but the pointer expects %016llx (stale or misdirected node)",
 		      where, (unsigned long long)le64_to_cpu(h->seq), (unsigned long long)n->seq);
@@ -295,6 +298,7 @@ int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 			.level = n->level,
 			.min_key = bfs_bpos_to_disk(n->min),
 			.max_key = bfs_bpos_to_disk(n->max),
+			.node_id = cpu_to_le64(c->node_id),
 		};
 		h->csum = cpu_to_le64(bfs_csum(c->csum_type, n->data + 16, sizeof(*h) - 16));
 	}

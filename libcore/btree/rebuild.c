@@ -43,6 +43,9 @@ struct rebuild {
 	size_t	nr_src, cap_src;
 	struct range *holes;
 	size_t	nr_holes, cap_holes;
+	/* nodes the walk found unreadable: their check already said why */
+	u64	*bad;
+	size_t	nr_bad, cap_bad;
 	/* the builder */
 	bool	apply;
 	u64	jseq;
@@ -118,7 +121,13 @@ static int leaf_found(void *ctx, const struct bfs_btree_node_info *ni)
 	struct rebuild *r = l->r;
 	int ret;
 
-	if (ni->status || ni->level)
+	if (ni->status) {
+		ret = grow((void **)&r->bad, &r->cap_bad, r->nr_bad + 1, sizeof(u64));
+		if (!ret)
+			r->bad[r->nr_bad++] = ni->offset;
+		return ret;
+	}
+	if (ni->level)
 		return 0;
 	/* readable leaves come in key order and never overlap (their parents checked) */
 	if (l->done || bfs_bpos_cmp(ni->min_key, l->expect) < 0)
@@ -360,12 +369,22 @@ static int emit_leaf(struct rebuild *r, const struct source *s)
 	return ret;
 }
 
+static bool walk_found_bad(const struct rebuild *r, u64 offset)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_bad; i++)
+		if (r->bad[i] == offset)
+			return true;
+	return false;
+}
+
 static int emit_scanned(struct rebuild *r, const struct source *s,
 			const struct bfs_scanned_node *cn, bool first_use, u8 *buf)
 {
 	struct bfs_node_scan_geom g = {
 		.block_size = r->c->block_size, .node_size = r->c->node_size,
-		.csum_type = r->c->csum_type,
+		.csum_type = r->c->csum_type, .node_id = r->c->node_id,
 	};
 	struct bfs_salvaged sv;
 	u32 i;
@@ -374,8 +393,12 @@ static int emit_scanned(struct rebuild *r, const struct source *s,
 	ret = bfs_dev_read(r->c->dev, cn->offset, buf, r->c->node_size);
 	if (ret)
 		return ret;
-	/* what the node itself loses is said once, however many pieces it fills */
-	ret = bfs_node_salvage(&g, buf, cn, first_use ? r->fn : NULL, r->ctx, &sv);
+	/*
+	 * what the node itself loses is said once, however many pieces it
+	 * fills, and not again for a node the check of the tree named already
+	 */
+	ret = bfs_node_salvage(&g, buf, cn, first_use && !walk_found_bad(r, cn->offset) ? r->fn :
+			       NULL, r->ctx, &sv);
 	if (ret)
 		return ret;
 	r->st->dropped_keys += first_use ? sv.dropped : 0;
@@ -518,6 +541,7 @@ int bfs_btree_rebuild(struct bfs_core *c, enum bfs_btree_id id,
 out:
 	bfs_free(r.src);
 	bfs_free(r.holes);
+	bfs_free(r.bad);
 	return ret;
 }
 

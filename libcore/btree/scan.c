@@ -8,6 +8,7 @@
 #include <bfs/btree.h>
 #include <bfs/btree_scan.h>
 #include <bfs/checksum.h>
+#include <bfs/format.h>
 #include <bfs/os.h>
 
 void bfs_node_scan_geom_from_sb(const struct bfs_sb *sb, struct bfs_node_scan_geom *g)
@@ -21,6 +22,7 @@ void bfs_node_scan_geom_from_sb(const struct bfs_sb *sb, struct bfs_node_scan_ge
 		.journal_bucket = le64_to_cpu(sb->journal_bucket),
 		.journal_nbuckets = le32_to_cpu(sb->journal_nbuckets),
 		.csum_type = sb->csum_type,
+		.node_id = bfs_sb_node_id(sb),
 	};
 }
 
@@ -65,6 +67,10 @@ void bfs_node_examine(const struct bfs_node_scan_geom *g, u64 offset, const void
 	if (h->btree_id >= BFS_BTREE_NR || h->level >= BFS_BTREE_MAX_DEPTH ||
 	    bfs_bpos_cmp(n->min_key, n->max_key) > 0)
 		return;
+	if (g->node_id && le64_to_cpu(h->node_id) != g->node_id) {
+		n->foreign = true;	/* never a source for this filesystem's trees */
+		return;
+	}
 	n->header_ok = true;
 	bfs_node_bsets_raw(buf, g->node_size, g->block_size, g->csum_type, examine_bset, &ex);
 }
@@ -79,7 +85,7 @@ int bfs_node_scan(struct bfs_dev *dev, const struct bfs_node_scan_geom *g,
 		  void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
 		  u64 *read_errors)
 {
-	u64 per_bucket, total, done = 0, b, dev_size = bfs_dev_size(dev);
+	u64 per_bucket, total, done = 0, b, dev_size = bfs_dev_size(dev), next_data = 0;
 	u8 *buf;
 	int ret = 0;
 
@@ -108,6 +114,16 @@ int bfs_node_scan(struct bfs_dev *dev, const struct bfs_node_scan_geom *g,
 				progress(ctx, done, total);
 			if (off + g->node_size > dev_size)
 				break;
+			/* a hole of a sparse image holds no node: jump over it */
+			if (off >= next_data)
+				next_data = bfs_dev_data_from(dev, off);
+			if (next_data >= off + g->node_size) {
+				u64 skip = BFS_MIN(next_data, (b + 1) * g->bucket_size);
+
+				done += (skip - off) / g->node_size - 1;
+				s += (skip - off) / g->node_size - 1;
+				continue;
+			}
 			/* the magic is in the first block: read the rest only for a node */
 			if (bfs_dev_read(dev, off, buf, g->block_size)) {
 				if (read_errors)

@@ -92,6 +92,10 @@ static int replay_apply(struct bfs_core *c, struct replay_state *r)
 			else
 				ret = bfs_btree_insert_key(c, e->btree_id, k, seq);
 			if (ret == -EUCLEAN && c->opts.salvage) {
+				bfs_core_note_damage(c, e->btree_id, PR_BTREE_REPLAY_BLOCKED,
+						     "btree %s: journal seq %llu cannot be replayed into "
+						     "it (a damaged node)", bfs_btree_id_name(e->btree_id),
+						     (unsigned long long)seq);
 				c->trees[e->btree_id].damaged = true;
 				ret = bfs_core_stash_key(c, e->btree_id, k, seq);
 			}

@@ -35,7 +35,6 @@ static struct bfs_fs_data *data_get(struct bfs_fs *fs, struct bfs_core *c, int *
 	if (le64_to_cpu(sb->incompat) & BFS_FEAT_INCOMPAT_ZSTD)
 		d->compression = sb->compression_type;
 	d->level = sb->compression_level ? sb->compression_level : BFS_ZSTD_LEVEL_DEFAULT;
-	bfs_fs_data_register_types();
 	*ret = bfs_data_alloc_setup(d);
 	if (*ret) {
 		bfs_data_alloc_exit(d);

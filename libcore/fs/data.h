@@ -114,6 +114,13 @@ void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k);
 /* at open, after replay: gens, live sectors counted from the extents, marks */
 int bfs_data_alloc_init(struct bfs_fs_data *d);
 void bfs_data_alloc_exit(struct bfs_fs_data *d);
+/*
+ * fsck, after recounting bucket @b: it holds @live sectors of generation
+ * @gen.  The in-memory table says so from now on, and a bucket with live
+ * data is taken from the metadata allocator (nodes written later in this
+ * session stay out of it).
+ */
+int bfs_data_bucket_adopt(struct bfs_fs_data *d, u64 b, u32 gen, u64 live);
 /* reserve @bytes (block multiple) in the write point; -ENOSPC */
 int bfs_data_space_get(struct bfs_fs_data *d, u32 bytes, u64 *dev_off, u64 *bucket, u32 *gen);
 /* 1..max_units consecutive units of @unit bytes, as many as the open bucket holds */

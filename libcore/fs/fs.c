@@ -35,7 +35,6 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	*out = NULL;
 	if (!opts)
 		opts = &defaults;
-	bfs_fs_register_key_types();
 	fs = bfs_zalloc(sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
@@ -67,7 +66,13 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	fs->sb = bfs_core_sb(fs->c);
 	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
 
-	ret = bfs_ns_counter_read(fs, &fs->next_ino);
+	if (opts->check_roots) {
+		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx);
+
+		ret = n < 0 ? (int)n : 0;
+	}
+	if (!ret)
+		ret = bfs_ns_counter_read(fs, &fs->next_ino);
 	if (!ret) {
 		ret = bfs_ns_inode_read(fs, BFS_ROOT_INO, &root);
 		if (ret == -ENOENT || (!ret && !S_ISDIR(root.i.mode))) {

@@ -89,13 +89,6 @@ void bfs_fs_data_space(struct bfs_fs *fs, u64 *total, u64 *free);
 
 /* ---- appended by the data half ---- */
 
-/*
- * Register the extent and alloc key types (validate, to_text, cut_front).
- * bfs_fs_data_init() calls it; bfs_fs_register_key_types() should too, so
- * tools that walk the btrees without opening the filesystem know them.
- * Idempotent.
- */
-void bfs_fs_data_register_types(void);
 
 /*
  * Hooks for struct bfs_core_opts (space_init, space_replay_key; space_ctx =

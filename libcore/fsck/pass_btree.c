@@ -199,13 +199,14 @@ static void check_all(struct btree_check *bc, struct bfs_core *c)
 				bc->fix[id] = true;
 		}
 		if (bfs_core_btree_damaged(c, id) && !bc->damaged[id]) {
-			/* replay met damage the walk cannot see (a replayed key's leaf) */
+			/* the open met damage the walk does not see (a shared slot, replay) */
 			struct bfs_fsck_loc loc = { .btree = (int)id };
+			const char *what = "damage found when opening";
+			unsigned code = PR_BTREE_REPLAY_BLOCKED;
 
+			bfs_core_btree_damage(c, id, &code, &what);
 			bc->damaged[id] = true;
-			if (bfs_fix_problem_at(bc->f, PR_BTREE_DAMAGED, &loc,
-					       "btree %s: journal replay could not be applied",
-					       bfs_btree_id_name(id)))
+			if (bfs_fix_problem_at(bc->f, (enum bfs_problem_code)code, &loc, "%s", what))
 				bc->fix[id] = true;
 		}
 	}
@@ -268,6 +269,10 @@ static int repair(struct btree_check *bc)
 					strerror(-ret));
 		else if (f->verbose)
 			rebuild_stats(f, id, &st, true);
+		/* ranges from scanned nodes may be older versions: that counts as loss */
+		if (!ret)
+			ret = bfs_core_note_rebuild(c, id, st.lost_ranges || st.scanned_pieces ||
+						    st.dropped_keys);
 	}
 	if (!ret)
 		ret = bfs_core_checkpoint(c);
@@ -296,7 +301,6 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	unsigned id;
 	int ret;
 
-	bfs_fs_register_key_types();	/* validate filesystem keys too */
 	ret = open_core(f, false, &opts, &c);
 	if (ret) {
 		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));

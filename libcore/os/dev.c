@@ -364,6 +364,20 @@ int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
 	return bfs_os_pread_all(dev->fd, off, buf, len);
 }
 
+u64 bfs_dev_data_from(struct bfs_dev *dev, u64 off)
+{
+	off_t r;
+
+	if (off >= dev->size)
+		return dev->size;
+	if (dev->mem || dev->blockdev)
+		return off;
+	r = lseek(dev->fd, (off_t)off, SEEK_DATA);
+	if (r < 0)
+		return errno == ENXIO ? dev->size : off;	/* ENXIO: only a hole is left */
+	return (u64)r < dev->size ? (u64)r : dev->size;
+}
+
 static int dev_fdatasync(struct bfs_dev *dev)
 {
 	while (fdatasync(dev->fd) < 0) {
