@@ -13,7 +13,8 @@ names_aside() {
 	sed -e "s/dirent '[^']*'/dirent NAME/" \
 	    -e "s/ bytes '.*'\$/ bytes TARGET/" \
 	    -e "s/xattr user\.[^ ]*/xattr user.NAME/" \
-	    -e "s/'[^']*' \(in\|->\)/NAME \1/"
+	    -e "s/'[^']*' \(in\|->\)/NAME \1/" \
+	    -e 's|([^)]*/[^)]*)|(PATH)|g'
 }
 
 # run a read-only command on an image: output (image name replaced) and status
@@ -25,17 +26,22 @@ look() {	# look NAME IMG CMD...
 	sed -i -e "s|$img|IMG|g" -e 's/seq [0-9]*  bsets 0  written 0/seq NEW  bsets 0  written 0/' "$name"
 }
 
-# the restored image $2 behaves as the original $1 (names aside if $3 = obf)
+CHECKS="fsck nodes keys super debug"
+# outputs of the read-only commands on image $2, into CHECK.$1
+looks() {	# looks SUFFIX IMG
+	look fsck.$1 "$2" fsck -n
+	look nodes.$1 "$2" dump-btree --nodes
+	look keys.$1 "$2" dump-btree
+	look super.$1 "$2" show-super
+	look debug.$1 "$2" debug -R "ls -l /"
+}
+
+# the restored image $2 behaves as the original $1 (names aside if $3 = obf);
+# the original's outputs are in *.orig already if $5 is "cached"
 same() {
-	for v in orig rest; do
-		[ $v = orig ] && img=$1 || img=$2
-		look fsck.$v "$img" fsck -n
-		look nodes.$v "$img" dump-btree --nodes
-		look keys.$v "$img" dump-btree
-		look super.$v "$img" show-super
-		look debug.$v "$img" debug -R "ls -l /"
-	done
-	for f in fsck nodes keys super debug; do
+	[ "${5:-}" = cached ] || looks orig "$1"
+	looks rest "$2"
+	for f in $CHECKS; do
 		if [ "$3" = obf ]; then
 			names_aside < $f.orig > $f.o
 			names_aside < $f.rest > $f.r
@@ -57,10 +63,11 @@ same() {
 }
 
 # dump $1 both ways, restore each, compare
-roundtrip() {	# roundtrip IMG LABEL
+roundtrip() {	# roundtrip IMG LABEL [DUMP-OPTION]
+	looks orig "$1"
 	for mode in obf raw; do
-		opt=
-		[ $mode = raw ] && opt=--no-obfuscate
+		opt=${3:-}
+		[ $mode = raw ] && opt="$opt --no-obfuscate"
 		rm -f dump.$mode rest.img
 		expect_ok "$BFS" image dump $opt -o dump.$mode "$1"
 		contains err "btree nodes"
@@ -71,10 +78,12 @@ roundtrip() {	# roundtrip IMG LABEL
 			fail "$2: info obfuscated flag"
 		expect_ok "$BFS" image restore dump.$mode rest.img
 		[ "$(stat -c %s rest.img)" = "$(stat -c %s "$1")" ] || fail "$2: size differs"
-		same "$1" rest.img $mode "$2"
+		same "$1" rest.img $mode "$2" cached
 	done
 	# names of 6 bytes or more that the original lists must not be in the dump
+	# (unless it holds file data, which may well contain them)
 	zstd -q -dc dump.obf > stream
+	[ -z "${3:-}" ] || return 0
 	"$BFS" dump-btree -b dirents "$1" 2>/dev/null |
 		sed -n "s/.* dirent '\([^']*\)' .*/\1/p" | grep -v '^lost+found$' |
 		awk 'length($0) >= 6' | sort -u > names || true
@@ -89,7 +98,13 @@ n=0
 for dir in "$REPO"/fixtures/f_*/; do
 	f=$(basename "$dir")
 	zstd -q -d -f "$dir/image.zst" -o fix.img || fail "$f: cannot decompress"
-	roundtrip fix.img "$f"
+	case $f in
+	# fsck settles these generation disputes by reading the file data, which
+	# a metadata-only dump does not have
+	f_fs_alloc_gen_old|f_fs_alloc_missing|f_fs_extent_gen_newer)
+		roundtrip fix.img "$f" --data ;;
+	*)	roundtrip fix.img "$f" ;;
+	esac
 	n=$((n + 1))
 done
 [ $n -gt 0 ] || fail "no fixtures found"
