@@ -20,8 +20,9 @@
  * miss, readdir and every check that walks the keys see the same tree.
  *
  * What cannot be followed (a key or sub-entry overrunning its set) is zeroed
- * after the point where the framing breaks, keeping the broken header, so
- * the reader reports the same problem at the same place.
+ * after the point where the framing breaks, keeping the broken header when
+ * the set's checksum is good (the reader then reports the same problem at
+ * the same place; behind a bad checksum it never looks at the keys).
  */
 #include "internal.h"
 
@@ -248,14 +249,19 @@ size_t img_obf_keys(struct img_obf *o, unsigned btree_id, u8 *keys, size_t bytes
 	return off;
 }
 
-/* obfuscate a run of keys; what cannot be followed is zeroed */
-static void obf_key_run(struct img_obf *o, unsigned btree_id, u8 *keys, size_t bytes)
+/*
+ * Obfuscate a run of keys; what cannot be followed is zeroed.  @keep_broken:
+ * the set's checksum was good, so the reader gets as far as the broken key
+ * and reports it: keep its header.  (Behind a bad checksum it reads no key.)
+ */
+static void obf_key_run(struct img_obf *o, unsigned btree_id, u8 *keys, size_t bytes,
+			bool keep_broken)
 {
 	size_t done = img_obf_keys(o, btree_id, keys, bytes);
 
 	if (done < bytes) {
-		/* keep the header of the broken key: it is what the reader reports */
-		done = BFS_MIN(done + sizeof(struct bfs_bkey), bytes);
+		if (keep_broken)
+			done = BFS_MIN(done + sizeof(struct bfs_bkey), bytes);
 		memset(keys + done, 0, bytes - done);
 		o->raw++;
 	}
@@ -286,7 +292,8 @@ void img_obf_node(struct img_obf *o, u8 *node)
 		csum_ok = o->csum_type &&
 			  le64_to_cpu(b->csum) == bfs_csum(o->csum_type, (u8 *)b + 8, end - off - 8);
 		if (leaf)
-			obf_key_run(o, h->btree_id, (u8 *)b->keys, end - off - sizeof(*b));
+			obf_key_run(o, h->btree_id, (u8 *)b->keys, end - off - sizeof(*b),
+				    csum_ok || !o->csum_type);
 		if (csum_ok)
 			b->csum = cpu_to_le64(bfs_csum(o->csum_type, (u8 *)b + 8, end - off - 8));
 		off = (u32)BFS_MIN(BFS_ROUND_UP(end, (u64)o->block_size), (u64)ns);
@@ -304,7 +311,7 @@ static bool jset_magic(const u8 *p)
 }
 
 /* sub-entries of the jset at @j, followed up to @limit bytes of it */
-static void obf_jset(struct img_obf *o, struct bfs_jset *j, size_t limit)
+static void obf_jset(struct img_obf *o, struct bfs_jset *j, size_t limit, bool csum_ok)
 {
 	u8 *p = (u8 *)j->start, *end = (u8 *)j + limit;
 
@@ -318,12 +325,13 @@ static void obf_jset(struct img_obf *o, struct bfs_jset *j, size_t limit)
 		if (tot > (size_t)(end - p))
 			break;
 		if (e->type == BFS_JSET_ENTRY_BTREE_KEYS && !e->level)
-			obf_key_run(o, e->btree_id, (u8 *)e->_data, tot - sizeof(*e));
+			obf_key_run(o, e->btree_id, (u8 *)e->_data, tot - sizeof(*e), csum_ok);
 		p += tot;
 	}
 	if (p < end) {
-		/* a sub-entry overruns what we may follow: keep its header only */
-		p = BFS_MIN(p + sizeof(struct bfs_jset_entry), end);
+		/* a sub-entry overruns: the reader reports it only behind a good checksum */
+		if (csum_ok)
+			p = BFS_MIN(p + sizeof(struct bfs_jset_entry), end);
 		memset(p, 0, (size_t)(end - p));
 		o->raw++;
 	}
@@ -357,7 +365,7 @@ void img_obf_journal(struct img_obf *o, u8 *bucket, size_t bytes)
 						     jb - BFS_JSET_CSUM_OFFSET)) {
 			size_t pend = BFS_MIN(BFS_ROUND_UP(off + jb, S), bytes);
 
-			obf_jset(o, j, jb);
+			obf_jset(o, j, jb, true);
 			j->csum = cpu_to_le64(bfs_xxh3((u8 *)j + BFS_JSET_CSUM_OFFSET,
 						       jb - BFS_JSET_CSUM_OFFSET));
 			memset(bucket + off + jb, 0, pend - off - jb);
@@ -378,7 +386,7 @@ void img_obf_journal(struct img_obf *o, u8 *bucket, size_t bytes)
 					break;
 				}
 			if (off + limit > covered) {
-				obf_jset(o, j, limit);
+				obf_jset(o, j, limit, false);
 				covered = off + limit;
 			}
 		}

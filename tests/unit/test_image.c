@@ -8,8 +8,12 @@
  * Environment: BFS_FUZZ_ITERS (damaged dumps per target, default 300),
  * BFS_FUZZ_SEED.
  */
+#include <bfs/btree_format.h>
+#include <bfs/checksum.h>
 #include <bfs/fs.h>
+#include <bfs/fs_format.h>
 #include <bfs/image.h>
+#include <bfs/journal_format.h>
 #include <bfs/log.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
@@ -498,6 +502,75 @@ START_TEST(test_not_a_dump)
 }
 END_TEST
 
+/* a journal entry at @p holding one dirent key named @name; its length in bytes */
+static size_t make_jset(u8 *p, u64 seq, const char *name)
+{
+	struct bfs_jset *j = (void *)p;
+	struct bfs_jset_entry *e = j->start;
+	struct bfs_bkey *k = (void *)e->_data;
+	struct bfs_dirent_v *d = bfs_bkey_val(k);
+	size_t nl = strlen(name), val_u64s = (sizeof(*d) + nl + 7) / 8;
+
+	bfs_jset_entry_init(e, BFS_JSET_ENTRY_BTREE_KEYS, BFS_BTREE_DIRENTS, 0,
+			    (u16)(BFS_BKEY_U64S + val_u64s));
+	bfs_bkey_init(k, BFS_KEY_DIRENT, BFS_POS(1, 1000 + seq, 0), (u32)val_u64s);
+	d->ino = cpu_to_le64(5);
+	d->type = 8;
+	d->name_len = (u8)nl;
+	memcpy(d->name, name, nl);
+	j->magic = cpu_to_le64(BFS_JSET_MAGIC);
+	j->seq = cpu_to_le64(seq);
+	j->last_seq = cpu_to_le64(1);
+	j->flags = cpu_to_le32(BFS_JSET_FLUSH);
+	j->u64s = cpu_to_le32(1 + BFS_BKEY_U64S + (u32)val_u64s);
+	j->csum = cpu_to_le64(bfs_xxh3(p + BFS_JSET_CSUM_OFFSET,
+				       bfs_jset_bytes(j) - BFS_JSET_CSUM_OFFSET));
+	return bfs_jset_bytes(j);
+}
+
+static bool jset_csum_ok(const u8 *p)
+{
+	const struct bfs_jset *j = (const void *)p;
+
+	return le64_to_cpu(j->csum) == bfs_xxh3(p + BFS_JSET_CSUM_OFFSET,
+						bfs_jset_bytes(j) - BFS_JSET_CSUM_OFFSET);
+}
+
+/*
+ * A bucket with a valid entry, stale bytes, a torn entry that claims four
+ * blocks and, inside those, an older valid entry the reader will find by
+ * resyncing: every name goes, valid checksums stay valid, the torn one
+ * stays wrong, the stale bytes are zeroed.
+ */
+START_TEST(test_journal_obfuscation)
+{
+	enum { S = 4096, BYTES = 16 * S };
+	struct img_obf o = { .key = 99, .block_size = S, .node_size = 16 * KiB, .csum_type = 1 };
+	u8 *b = calloc(1, BYTES);
+	struct bfs_jset *torn = (void *)(b + 2 * S);
+	size_t i;
+
+	make_jset(b, 10, "hushfirst");
+	memcpy(b + S + 100, "hushstale", 9);			/* no entry: leftovers */
+	make_jset(b + 4 * S, 7, "hushinner");			/* older, inside the torn one */
+	make_jset(b + 2 * S, 11, "hushtorn");
+	torn->u64s = cpu_to_le32(le32_to_cpu(torn->u64s) + 3 * S / 8);	/* claims 4 blocks */
+	ck_assert(!jset_csum_ok(b + 2 * S));
+	memcpy(b + 3 * S + 8, "hushtornpayload", 15);		/* what the torn write left */
+
+	img_obf_journal(&o, b, BYTES);
+	for (i = 0; i + 4 <= BYTES; i++)
+		ck_assert_msg(memcmp(b + i, "hush", 4), "\"hush\" left at %zu", i);
+	ck_assert(jset_csum_ok(b));
+	ck_assert(jset_csum_ok(b + 4 * S));
+	ck_assert(!jset_csum_ok(b + 2 * S));
+	ck_assert_uint_eq(le64_to_cpu(((struct bfs_jset *)(b + 4 * S))->seq), 7);
+	for (i = S; i < 2 * S; i++)
+		ck_assert_msg(!b[i], "stale byte at %zu kept", i);
+	free(b);
+}
+END_TEST
+
 static Suite *image_suite(void)
 {
 	Suite *s = suite_create("image");
@@ -507,6 +580,7 @@ static Suite *image_suite(void)
 	tcase_add_test(tc, test_roundtrip_exact);
 	tcase_add_test(tc, test_obfuscated);
 	tcase_add_test(tc, test_name_permutation);
+	tcase_add_test(tc, test_journal_obfuscation);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_fuzz_compressed);
 	tcase_add_test(tc, test_fuzz_records);
