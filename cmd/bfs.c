@@ -23,6 +23,7 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_mount,
 	&bfs_cmd_mount_helper,
 	&bfs_cmd_migrate,
+	&bfs_cmd_image,
 	&bfs_cmd_bench,
 	&bfs_cmd_completion,
 	&bfs_cmd_set_option,

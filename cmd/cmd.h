@@ -52,6 +52,7 @@ extern const struct bfs_cmd bfs_cmd_completion;
 extern const struct bfs_cmd bfs_cmd_set_option;
 extern const struct bfs_cmd bfs_cmd_resize;
 extern const struct bfs_cmd bfs_cmd_migrate;
+extern const struct bfs_cmd bfs_cmd_image;
 
 /* the table, NULL terminated (cmd/bfs.c) */
 extern const struct bfs_cmd *const bfs_cmds[];

@@ -19,7 +19,7 @@ dir_layer() {
 	super | keys | alloc | journal) echo 2 ;;
 	btree | core) echo 3 ;;
 	fs) echo 4 ;;
-	fsck | mkfs) echo 5 ;;
+	fsck | mkfs | image) echo 5 ;;
 	*) echo "" ;;
 	esac
 }
@@ -33,7 +33,7 @@ header_layer() {
 	super.h | alloc.h | journal.h) echo 2 ;;
 	btree.h | core.h | btree_scan.h | btree_repair.h) echo 3 ;;
 	fs.h | resize.h | import.h) echo 4 ;;
-	fsck.h | mkfs.h) echo 5 ;;
+	fsck.h | mkfs.h | image.h) echo 5 ;;
 	*) echo "" ;;
 	esac
 }
