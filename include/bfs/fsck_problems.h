@@ -104,7 +104,7 @@
 	x(BTREE_EXTENT_OVERLAP, LOSS, "extent overlaps the one before it", "Drop it")	\
 	x(BTREE_RANGE_FROM_SCAN, LOSS,						\
 	  "btree key range is held only by a node found by scanning the device",	\
-	  "Restore it from that node (its newest version found)")		\
+	  "Restore it from the newest version found")			\
 	x(BTREE_RANGE_LOST, LOSS, "btree key range is held by no node any more",	\
 	  "Rebuild the btree without it")					\
 	/* pass 1c: what the filesystem needs to be opened at all */		\

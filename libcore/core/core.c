@@ -332,7 +332,7 @@ static void core_free(struct bfs_core *c)
 	bfs_free(c);
 }
 
-int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out)
+static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out)
 {
 	static const struct bfs_core_opts defaults;
 	struct bfs_alloc_geom g;
@@ -486,6 +486,19 @@ int bfs_core_flush_seq(struct bfs_core *c, u64 seq)
 	if (seq && seq <= bfs_journal_durable_seq(c->j))
 		return 0;
 	return bfs_journal_flush_seq(c->j, seq);
+}
+
+int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out)
+{
+	bool quiet = bfs_btree_quiet;
+	int ret;
+
+	/* fsck's salvage opens: what is damaged comes back as findings, not log lines */
+	if (opts && opts->salvage)
+		bfs_btree_quiet = true;
+	ret = core_open(dev, opts, out);
+	bfs_btree_quiet = quiet;
+	return ret;
 }
 
 int bfs_core_close(struct bfs_core *c)
