@@ -33,8 +33,12 @@ struct bfs_mount_opts {
 	u64	cache_bytes;	/* btree node cache, 0 = the library's default */
 	double	attr_timeout;	/* seconds */
 	double	entry_timeout;
+	unsigned commit_secs;	/* periodic commit interval, 0 = BFS_MOUNT_COMMIT_DEFAULT */
 	char	*kernel_opts;	/* mount flags passed on to FUSE (nodev, noexec...) */
 };
+
+/* ext4's default commit interval: at most this much unsynced work is lost in a crash */
+#define BFS_MOUNT_COMMIT_DEFAULT	5
 
 /* defaults: rw, default_permissions, 10 threads, 1 s caching, no writeback */
 void bfs_mount_opts_init(struct bfs_mount_opts *o);

@@ -204,6 +204,8 @@ static int open_fs(struct mount_run *m)
 		.read_only = m->opts.read_only,
 		.no_replay = m->opts.no_replay,
 		.cache_bytes = m->opts.cache_bytes,
+		.commit_ms = 1000 * (m->opts.commit_secs ? m->opts.commit_secs :
+				     BFS_MOUNT_COMMIT_DEFAULT),
 	};
 	int ret;
 
@@ -459,6 +461,7 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  max_threads=N       FUSE worker threads (default 10)\n"
 	"  attr_timeout=SECS   how long the kernel caches attributes (default 1)\n"
 	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
+	"  commit=SECS         make everything durable this often (default 5)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"
 	"  clone_fd            one /dev/fuse descriptor per thread\n"
 	"  debug               print every FUSE request (implies -f)\n"

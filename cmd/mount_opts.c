@@ -81,6 +81,20 @@ static int parse_threads(const char *s, unsigned *out)
 	return 0;
 }
 
+/* commit=N: whole seconds as ext4 takes them, 0 for the default */
+static int parse_commit(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > 86400)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
 void bfs_mount_opts_init(struct bfs_mount_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -136,6 +150,8 @@ static int value_opt(struct bfs_mount_opts *o, const char *name, const char *val
 		return parse_seconds(val, &o->attr_timeout);
 	if (!strcmp(name, "entry_timeout"))
 		return parse_seconds(val, &o->entry_timeout);
+	if (!strcmp(name, "commit"))
+		return parse_commit(val, &o->commit_secs);
 	return -ENOENT;
 }
 

@@ -45,6 +45,12 @@ struct bfs_fs_opts {
 	bool	read_only;	/* no writes at all, not even journal replay */
 	bool	no_replay;	/* damaged journal: open as of the last clean close */
 	u64	cache_bytes;	/* btree node cache; 0 = default */
+	/*
+	 * Read-write opens: make everything done so far durable every this
+	 * many milliseconds (ext4's commit=), so that work nobody fsync'd is
+	 * lost only up to one interval back.  0: only fsync/sync/close do.
+	 */
+	u32	commit_ms;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
@@ -52,6 +58,8 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 int bfs_fs_close(struct bfs_fs *fs);
 /* make everything done so far durable (sync(2)) */
 int bfs_fs_sync(struct bfs_fs *fs);
+/* change the periodic commit interval (0 stops it); read-only: nothing to do */
+int bfs_fs_set_commit_interval(struct bfs_fs *fs, u32 ms);
 
 struct bfs_stat {
 	u64	ino;

@@ -3,9 +3,11 @@
  * Opening, closing and syncing the filesystem, statfs.
  *
  * Open: key types -> core (journal replay) -> inode counter and root checks
- * -> data half -> orphans left by a crash are freed (read-write only).
- * Close: unlinked inodes still open are freed (their last release never
- * came) -> data flushed -> data half -> core (clean shutdown).
+ * -> data half -> orphans left by a crash are freed and the periodic commit
+ * starts (read-write only).
+ * Close: the periodic commit stops -> unlinked inodes still open are freed
+ * (their last release never came) -> data flushed -> data half -> core
+ * (clean shutdown).
  */
 #include <bfs/super.h>
 
@@ -86,6 +88,8 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	}
 	if (!fs->read_only) {
 		ret = bfs_orphans_recover(fs);
+		if (!ret && opts->commit_ms)
+			ret = bfs_fs_commit_start(fs, opts->commit_ms);
 		if (ret) {
 			bfs_fs_data_exit(fs);
 			bfs_core_close(fs->c);
@@ -103,6 +107,7 @@ int bfs_fs_close(struct bfs_fs *fs)
 
 	if (!fs)
 		return 0;
+	bfs_fs_commit_stop(fs);
 	if (!fs->read_only) {
 		ret = bfs_open_inodes_close(fs);
 		r = bfs_fs_data_flush(fs, 0);

@@ -27,6 +27,7 @@
 
 struct bfs_fs_data;		/* the data half's private state */
 struct bfs_open_inodes;		/* open-count table (namespace half) */
+struct bfs_fs_committer;		/* the periodic commit thread (commit.c) */
 
 struct bfs_fs {
 	struct bfs_dev		*dev;
@@ -42,7 +43,12 @@ struct bfs_fs {
 
 	struct bfs_open_inodes	*open;
 	struct bfs_fs_data	*data;
+	struct bfs_fs_committer	*committer;	/* NULL: no periodic commit */
 };
+
+/* commit.c: start the periodic commit (read-write, @ms > 0), stop it before close */
+int bfs_fs_commit_start(struct bfs_fs *fs, u32 ms);
+void bfs_fs_commit_stop(struct bfs_fs *fs);
 
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino);
 void bfs_inode_unlock(struct bfs_fs *fs, u64 ino);
