@@ -3,9 +3,14 @@
  * The FUSE low-level operations of bfs mount: each one translates a request
  * into one call of the filesystem API (include/bfs/fs.h) and replies.  The
  * kernel numbers inodes as we do (the root is 1), so FUSE inode numbers are
- * bfs inode numbers and no table is kept here: lookup counts are not
- * needed because an inode lives while it has a name or an open reference,
- * and the (ino, generation) pair is never reused.
+ * bfs inode numbers and no table is kept here.  Every entry the kernel gets
+ * (lookup, create, mknod, mkdir, symlink, link, readdirplus) takes a
+ * reference in the filesystem layer and FORGET drops them: an unlinked
+ * inode the kernel still knows lives on until then, so getattr on an open
+ * descriptor and the kernel's write-back of times after the last close
+ * find it (a removed inode would answer ENOENT, and syncfs(2) would fail
+ * with it).  Open files and directories hold a reference of their own.
+ * The (ino, generation) pair is never reused.
  *
  * What the kernel does for us (see the FUSE notes in bfs-mount(8)):
  * permission checks (default_permissions), clearing set-user-ID bits on
@@ -79,14 +84,28 @@ static void fill_entry(fuse_req_t req, struct fuse_entry_param *e, const struct 
 	e->entry_timeout = fuse_of(req)->entry_timeout;
 }
 
+/* the kernel's reference for the entry it is given (FORGET drops it) */
+static int entry_ref(fuse_req_t req, const struct bfs_stat *b)
+{
+	return bfs_fs_inode_open(fs_of(req), b->ino);
+}
+
+static void entry_unref(fuse_req_t req, u64 ino)
+{
+	bfs_fs_inode_forget(fs_of(req), ino, 1);
+}
+
 static void reply_entry(fuse_req_t req, int ret, const struct bfs_stat *b)
 {
 	struct fuse_entry_param e;
 
+	if (!ret)
+		ret = entry_ref(req, b);
 	if (ret)
 		return reply_err(req, ret);
 	fill_entry(req, &e, b);
-	fuse_reply_entry(req, &e);
+	if (fuse_reply_entry(req, &e))
+		entry_unref(req, b->ino);	/* interrupted: the kernel never got it */
 }
 
 static void reply_attr(fuse_req_t req, int ret, const struct bfs_stat *b)
@@ -158,14 +177,56 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	reply_entry(req, ret, &st);
 }
 
+/*
+ * FORGET can still be in flight on another thread when DESTROY closes the
+ * filesystem (it is the only request that can: umount needs the mount
+ * idle), so forgets and destroy exclude each other.
+ */
+static void forget_one(struct bfs_fuse *f, fuse_ino_t ino, uint64_t nlookup)
+{
+	/* the kernel's own reference to the root was never taken here */
+	if (ino != BFS_ROOT_INO)
+		bfs_fs_inode_forget(f->fs, ino, nlookup);
+}
+
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	struct bfs_fuse *f = fuse_of(req);
+
+	bfs_read_lock(&f->life);
+	if (f->fs)
+		forget_one(f, ino, nlookup);
+	bfs_rwlock_unlock(&f->life);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	struct bfs_fuse *f = fuse_of(req);
+	size_t i;
+
+	bfs_read_lock(&f->life);
+	for (i = 0; f->fs && i < count; i++)
+		forget_one(f, forgets[i].ino, forgets[i].nlookup);
+	bfs_rwlock_unlock(&f->life);
 	fuse_reply_none(req);
+}
+
+/*
+ * DESTROY: sent by the kernel at umount of a fuseblk mount, which waits for
+ * the reply before it releases the device; called by libfuse itself when
+ * the session ends otherwise.  Either way the filesystem is closed here,
+ * so that umount(8) of a block device returns with everything on disk.
+ */
+static void op_destroy(void *userdata)
+{
+	struct bfs_fuse *f = userdata;
+
+	bfs_write_lock(&f->life);
+	if (f->fs && f->close)
+		f->close(f->close_ctx);
+	f->fs = NULL;
+	bfs_rwlock_unlock(&f->life);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -356,13 +417,20 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (!ret)
 		ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, 0, &cr, &st);
 	if (!ret)
-		ret = bfs_fs_inode_open(fs_of(req), st.ino);
+		ret = entry_ref(req, &st);
 	if (ret)
 		return reply_err(req, ret);
+	ret = bfs_fs_inode_open(fs_of(req), st.ino);
+	if (ret) {
+		entry_unref(req, st.ino);
+		return reply_err(req, ret);
+	}
 	fill_entry(req, &e, &st);
 	set_open_flags(fi);
-	if (fuse_reply_create(req, &e, fi))
+	if (fuse_reply_create(req, &e, fi)) {
 		bfs_fs_inode_release(fs_of(req), st.ino);
+		entry_unref(req, st.ino);
+	}
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -412,18 +480,24 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	reply_err(req, bfs_fs_fsync(fs_of(req), ino, datasync != 0));
 }
 
+/* an open directory keeps its inode, as an open file does, after rmdir */
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	int ret = bfs_fs_inode_open(fs_of(req), ino);
+
+	if (ret)
+		return reply_err(req, ret);
 	fi->fh = 0;
 	/* the kernel drops its copy of a listing when it changes the directory */
 	fi->cache_readdir = 1;
 	fi->keep_cache = 1;
-	fuse_reply_open(req, fi);
+	if (fuse_reply_open(req, fi))
+		bfs_fs_inode_release(fs_of(req), ino);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, 0);
+	reply_err(req, bfs_fs_inode_release(fs_of(req), ino));
 }
 
 static mode_t dirent_mode(u32 type)
@@ -537,9 +611,11 @@ static size_t plus_emit(fuse_req_t req, char *buf, size_t size, const struct plu
 	/*
 	 * ino 0 hands the kernel a name without attributes (and without a
 	 * lookup reference): for "." and "..", and for an entry that went
-	 * away since it was listed.
+	 * away since it was listed.  Every other entry is a lookup: the
+	 * kernel will FORGET it.
 	 */
-	if (is_dot_or_dotdot(pe->name) || bfs_fs_getattr(fs_of(req), pe->ino, &st)) {
+	if (is_dot_or_dotdot(pe->name) || bfs_fs_getattr(fs_of(req), pe->ino, &st) ||
+	    entry_ref(req, &st)) {
 		memset(&e, 0, sizeof(e));
 		e.attr.st_ino = pe->ino;
 		e.attr.st_mode = dirent_mode(pe->type);
@@ -763,6 +839,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 const struct fuse_lowlevel_ops bfs_fuse_ops = {
 	.init		= op_init,
+	.destroy	= op_destroy,
 	.lookup		= op_lookup,
 	.forget		= op_forget,
 	.forget_multi	= op_forget_multi,

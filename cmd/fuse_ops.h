@@ -20,6 +20,7 @@
 #include <stdbool.h>
 
 #include <bfs/fs.h>
+#include <bfs/os.h>
 
 struct bfs_mount_opts {
 	bool	read_only;
@@ -51,7 +52,11 @@ int bfs_mount_opts_parse(struct bfs_mount_opts *o, const char *list, const char 
 
 /* what every operation needs, passed to fuse_session_new() as userdata */
 struct bfs_fuse {
-	struct bfs_fs	*fs;
+	struct bfs_fs	*fs;		/* NULL once DESTROY has closed it */
+	bfs_rwlock	life;		/* FORGET (read) against DESTROY (write) */
+	/* DESTROY: close the filesystem and the device (mount.c) */
+	void		(*close)(void *ctx);
+	void		*close_ctx;
 	double		attr_timeout;
 	double		entry_timeout;
 	bool		writeback;

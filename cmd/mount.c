@@ -52,6 +52,7 @@ struct mount_run {
 	struct bfs_fs	*fs;
 	struct fuse_session *se;
 	struct bfs_fuse	fuse;
+	int		close_status;	/* BFS_EXIT_ERROR if closing failed */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -198,6 +199,25 @@ static int check_super(struct mount_run *m)
 	return 0;
 }
 
+/* close the filesystem cleanly and the device (from DESTROY, or finish()) */
+static void close_fs(void *ctx)
+{
+	struct mount_run *m = ctx;
+	int ret;
+
+	if (m->fs) {
+		ret = bfs_fs_close(m->fs);
+		m->fs = NULL;
+		if (ret) {
+			bfs_err("%s: closing the filesystem failed: %s", m->device, strerror(-ret));
+			m->close_status = BFS_EXIT_ERROR;
+		}
+	}
+	if (m->dev)
+		bfs_dev_close(m->dev);
+	m->dev = NULL;
+}
+
 static int open_fs(struct mount_run *m)
 {
 	struct bfs_fs_opts fo = {
@@ -225,6 +245,8 @@ static int open_fs(struct mount_run *m)
 		return run_error(m, "cannot open the filesystem on '%s': %s", m->device,
 				 strerror(-ret));
 	m->fuse.fs = m->fs;
+	m->fuse.close = close_fs;
+	m->fuse.close_ctx = m;
 	m->fuse.attr_timeout = m->opts.attr_timeout;
 	m->fuse.entry_timeout = m->opts.entry_timeout;
 	m->fuse.writeback = m->opts.writeback;
@@ -311,28 +333,17 @@ static int serve(struct mount_run *m)
 /* unmount (if still mounted), close the filesystem cleanly, free */
 static int finish(struct mount_run *m, int status)
 {
-	int ret;
-
 	if (m->se) {
 		fuse_remove_signal_handlers(m->se);
 		fuse_session_unmount(m->se);
+		/* calls op_destroy() unless the kernel sent DESTROY already */
 		fuse_session_destroy(m->se);
 		m->se = NULL;
 	}
-	if (m->fs) {
-		ret = bfs_fs_close(m->fs);
-		m->fs = NULL;
-		if (ret) {
-			bfs_err("%s: closing the filesystem failed: %s", m->device, strerror(-ret));
-			if (!status)
-				status = BFS_EXIT_ERROR;
-		}
-	}
-	if (m->dev)
-		bfs_dev_close(m->dev);
-	m->dev = NULL;
+	close_fs(m);
+	bfs_rwlock_destroy(&m->fuse.life);
 	bfs_mount_opts_free(&m->opts);
-	return status;
+	return status ? status : m->close_status;
 }
 
 static int resolve_paths(struct mount_run *m, const char *device, const char *dir)
@@ -407,6 +418,7 @@ static int cmd_mount(const struct bfs_cmd *cmd, int argc, char **argv)
 	int c;
 
 	bfs_mount_opts_init(&m.opts);
+	bfs_rwlock_init(&m.fuse.life);
 	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -487,6 +499,7 @@ static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
 	int c;
 
 	bfs_mount_opts_init(&m.opts);
+	bfs_rwlock_init(&m.fuse.life);
 	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':

@@ -144,9 +144,17 @@ typedef int (*bfs_filldir_fn)(void *ctx, const char *name, size_t len, u64 ino, 
 			      u64 next_cookie);
 int bfs_fs_readdir(struct bfs_fs *fs, u64 dir, u64 cookie, bfs_filldir_fn fn, void *ctx);
 
-/* open-file references keep unlinked inodes alive */
+/*
+ * References keep unlinked inodes alive: one per open file or directory,
+ * and (the FUSE mount) one per lookup the kernel has not forgotten, so that
+ * an inode the kernel still knows answers getattr, setattr and write-back
+ * until its FORGET.  _open takes one (-ENOENT if the inode is gone),
+ * _release drops one, _forget drops @n; the last one frees an unlinked
+ * inode.
+ */
 int bfs_fs_inode_open(struct bfs_fs *fs, u64 ino);
 int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino);
+int bfs_fs_inode_forget(struct bfs_fs *fs, u64 ino, u64 n);
 
 /* data: holes read as zeros; a checksum mismatch is -EIO, never wrong data */
 ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off);

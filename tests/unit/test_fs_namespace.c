@@ -1039,6 +1039,37 @@ START_TEST(test_orphans)
 }
 END_TEST
 
+/* the FUSE mount's lookup references: forget drops many at once */
+START_TEST(test_orphans_forget)
+{
+	struct bfs_stat st;
+	u64 f, i;
+
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), 0);
+	ck_assert(orphan_key(fs, f));
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 0), 0);
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 3), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 1), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), -ENOENT);
+	ck_assert(!orphan_key(fs, f));
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 1), -EINVAL);
+
+	/* a miscount drops every reference and still frees the inode */
+	f = mk(BFS_ROOT_INO, "g", S_IFREG | 0644);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("g")), 0);
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 7), -EINVAL);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), -ENOENT);
+	ck_assert(!orphan_key(fs, f));
+}
+END_TEST
+
 START_TEST(test_orphans_crash)
 {
 	struct bfs_dev *copy;
@@ -1932,6 +1963,7 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_rename_exchange);
 	tcase_add_test(tc, test_rename_loops);
 	tcase_add_test(tc, test_orphans);
+	tcase_add_test(tc, test_orphans_forget);
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_xattr_64k_nodes);
