@@ -14,8 +14,9 @@
  *
  * What the kernel does for us (see the FUSE notes in bfs-mount(8)):
  * permission checks (default_permissions), clearing set-user-ID bits on
- * write (HANDLE_KILLPRIV off), O_APPEND offsets, flock and POSIX locks,
- * atime policy.
+ * write (HANDLE_KILLPRIV off), O_APPEND offsets, flock and POSIX locks.
+ * Not atime: FUSE marks its inodes S_NOATIME, so reads and listings that
+ * reach us update atime under the mount's policy (see atime_open()).
  */
 #include "fuse_ops.h"
 
@@ -90,13 +91,15 @@ static int entry_ref(fuse_req_t req, const struct bfs_stat *b)
 	return bfs_fs_inode_open(fs_of(req), b->ino);
 }
 
-static void entry_unref(fuse_req_t req, u64 ino)
+/* (a reply frees @req, so what follows one takes the fs, not the request) */
+static void entry_unref(struct bfs_fs *fs, u64 ino)
 {
-	bfs_fs_inode_forget(fs_of(req), ino, 1);
+	bfs_fs_inode_forget(fs, ino, 1);
 }
 
 static void reply_entry(fuse_req_t req, int ret, const struct bfs_stat *b)
 {
+	struct bfs_fs *fs = fs_of(req);
 	struct fuse_entry_param e;
 
 	if (!ret)
@@ -105,7 +108,7 @@ static void reply_entry(fuse_req_t req, int ret, const struct bfs_stat *b)
 		return reply_err(req, ret);
 	fill_entry(req, &e, b);
 	if (fuse_reply_entry(req, &e))
-		entry_unref(req, b->ino);	/* interrupted: the kernel never got it */
+		entry_unref(fs, b->ino);	/* interrupted: the kernel never got it */
 }
 
 static void reply_attr(fuse_req_t req, int ret, const struct bfs_stat *b)
@@ -368,11 +371,37 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		    &st);
 }
 
+/*
+ * Reads served from the kernel's page cache never reach us, so atime
+ * would not move.  An open after which a read must update atime (relatime:
+ * the file changed since its last read, or a day went by; strictatime:
+ * always) drops the cached pages, so that the first read comes here.
+ */
+static bool atime_open(fuse_req_t req, fuse_ino_t ino, unsigned policy)
+{
+	struct bfs_stat st;
+
+	if (policy == BFS_ATIME_NEVER || fuse_of(req)->read_only)
+		return false;
+	return !bfs_fs_getattr(fs_of(req), ino, &st) && bfs_fs_atime_due(&st, policy);
+}
+
+/*
+ * After a read or a listing has been replied to (so @req is gone: the
+ * caller passes its bfs_fuse): record the access; an error fails nothing.
+ */
+static void atime_touch(struct bfs_fuse *f, fuse_ino_t ino, unsigned policy)
+{
+	if (policy != BFS_ATIME_NEVER && !f->read_only)
+		bfs_fs_touch_atime(f->fs, ino, policy);
+}
+
 /* open flags: page cache kept across opens (only we change the data) */
-static void set_open_flags(struct fuse_file_info *fi)
+static void set_open_flags(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	fi->fh = 0;
-	fi->keep_cache = 1;
+	fi->keep_cache = (fi->flags & O_ACCMODE) == O_WRONLY ||
+			 !atime_open(req, ino, fuse_of(req)->atime);
 	fi->direct_io = !!(fi->flags & O_DIRECT);
 	/* nothing is buffered here, so close(2) needs no FLUSH round trip */
 	fi->noflush = 1;
@@ -392,6 +421,7 @@ static int open_truncate(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct bfs_fs *fs = fs_of(req);
 	int ret;
 
 	ret = open_truncate(req, ino, fi);
@@ -399,14 +429,15 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		ret = bfs_fs_inode_open(fs_of(req), ino);
 	if (ret)
 		return reply_err(req, ret);
-	set_open_flags(fi);
+	set_open_flags(req, ino, fi);
 	if (fuse_reply_open(req, fi))
-		bfs_fs_inode_release(fs_of(req), ino);	/* the opener was interrupted */
+		bfs_fs_inode_release(fs, ino);	/* the opener was interrupted */
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
+	struct bfs_fs *fs = fs_of(req);
 	struct fuse_entry_param e;
 	struct bfs_creds cr;
 	struct bfs_stat st;
@@ -422,20 +453,21 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		return reply_err(req, ret);
 	ret = bfs_fs_inode_open(fs_of(req), st.ino);
 	if (ret) {
-		entry_unref(req, st.ino);
+		entry_unref(fs, st.ino);
 		return reply_err(req, ret);
 	}
 	fill_entry(req, &e, &st);
-	set_open_flags(fi);
+	set_open_flags(req, st.ino, fi);
 	if (fuse_reply_create(req, &e, fi)) {
-		bfs_fs_inode_release(fs_of(req), st.ino);
-		entry_unref(req, st.ino);
+		bfs_fs_inode_release(fs, st.ino);
+		entry_unref(fs, st.ino);
 	}
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	struct bfs_fuse *f = fuse_of(req);
 	ssize_t n;
 	char *buf;
 
@@ -445,10 +477,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!buf)
 		return reply_err(req, -ENOMEM);
 	n = bfs_fs_read(fs_of(req), ino, buf, size, (u64)off);
-	if (n < 0)
+	if (n < 0) {
 		reply_err(req, n);
-	else
+	} else {
 		fuse_reply_buf(req, buf, (size_t)n);
+		atime_touch(f, ino, f->atime);
+	}
 	free(buf);
 }
 
@@ -483,16 +517,17 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 /* an open directory keeps its inode, as an open file does, after rmdir */
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int ret = bfs_fs_inode_open(fs_of(req), ino);
+	struct bfs_fs *fs = fs_of(req);
+	int ret = bfs_fs_inode_open(fs, ino);
 
 	if (ret)
 		return reply_err(req, ret);
 	fi->fh = 0;
 	/* the kernel drops its copy of a listing when it changes the directory */
 	fi->cache_readdir = 1;
-	fi->keep_cache = 1;
+	fi->keep_cache = !atime_open(req, ino, fuse_of(req)->dir_atime);
 	if (fuse_reply_open(req, fi))
-		bfs_fs_inode_release(fs_of(req), ino);
+		bfs_fs_inode_release(fs, ino);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -536,16 +571,19 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct dir_fill d = { .req = req, .size = size };
+	struct bfs_fuse *f = fuse_of(req);
 	int ret;
 
 	d.buf = malloc(size ? size : 1);
 	if (!d.buf)
 		return reply_err(req, -ENOMEM);
 	ret = bfs_fs_readdir(fs_of(req), ino, (u64)off, fill_one, &d);
-	if (ret < 0 && !d.used)
+	if (ret < 0 && !d.used) {
 		reply_err(req, ret);
-	else
+	} else {
 		fuse_reply_buf(req, d.buf, d.used);
+		atime_touch(f, ino, f->dir_atime);
+	}
 	free(d.buf);
 }
 
@@ -629,6 +667,7 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 			   struct fuse_file_info *fi)
 {
 	struct plus_fill p = { .req = req, .size = size };
+	struct bfs_fuse *f = fuse_of(req);
 	size_t used = 0, i;
 	char *buf;
 	int ret;
@@ -647,6 +686,7 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 		used += n;
 	}
 	fuse_reply_buf(req, buf, used);
+	atime_touch(f, ino, f->dir_atime);
 out:
 	free(buf);
 	free(p.ents);

@@ -35,6 +35,8 @@ struct bfs_mount_opts {
 	double	attr_timeout;	/* seconds */
 	double	entry_timeout;
 	unsigned commit_secs;	/* periodic commit interval, 0 = BFS_MOUNT_COMMIT_DEFAULT */
+	unsigned atime;		/* BFS_ATIME_*: relatime (default), strictatime, noatime */
+	bool	nodiratime;	/* directories: no atime updates */
 	char	*kernel_opts;	/* mount flags passed on to FUSE (nodev, noexec...) */
 };
 
@@ -61,6 +63,8 @@ struct bfs_fuse {
 	double		entry_timeout;
 	bool		writeback;
 	bool		read_only;
+	unsigned	atime;		/* BFS_ATIME_* for files */
+	unsigned	dir_atime;	/* and for directories */
 };
 
 extern const struct fuse_lowlevel_ops bfs_fuse_ops;

@@ -251,6 +251,8 @@ static int open_fs(struct mount_run *m)
 	m->fuse.entry_timeout = m->opts.entry_timeout;
 	m->fuse.writeback = m->opts.writeback;
 	m->fuse.read_only = m->opts.read_only;
+	m->fuse.atime = m->opts.atime;
+	m->fuse.dir_atime = m->opts.nodiratime ? BFS_ATIME_NEVER : m->opts.atime;
 	return 0;
 }
 
@@ -273,6 +275,7 @@ static char *fuse_option_string(const struct mount_run *m)
 	      fuse_opt_add_opt(&s, m->opts.read_only ? "ro" : "rw") ||
 	      (m->opts.allow_other && fuse_opt_add_opt(&s, "allow_other")) ||
 	      (m->opts.allow_root && fuse_opt_add_opt(&s, "allow_root")) ||
+	      (m->opts.atime == BFS_ATIME_NEVER && fuse_opt_add_opt(&s, "noatime")) ||
 	      (m->opts.kernel_opts && fuse_opt_add_opt(&s, m->opts.kernel_opts));
 	free(fsname);
 	if (bad) {
@@ -477,7 +480,10 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  writeback           kernel write-back cache (faster small writes)\n"
 	"  clone_fd            one /dev/fuse descriptor per thread\n"
 	"  debug               print every FUSE request (implies -f)\n"
-	"  nosuid, nodev, noexec, sync, dirsync, noatime ...  passed to the kernel\n"
+	"  relatime            atime on reads after a change or a day (the default);\n"
+	"                      strictatime: on every read; noatime: never\n"
+	"  nodiratime          no atime updates on directory listings\n"
+	"  nosuid, nodev, noexec, sync, dirsync ...  passed to the kernel\n"
 	"\nPermissions are always checked by the kernel (default_permissions).\n"
 	"Unmount with umount(8) or fusermount3 -u, or send SIGTERM: the filesystem is\n"
 	"closed cleanly.  See bfs-mount(8).\n",

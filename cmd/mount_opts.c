@@ -18,20 +18,50 @@
 
 /* mount flags the kernel applies to the FUSE mount itself */
 static const char *const kernel_flags[] = {
-	"suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async", "dirsync",
-	"atime", "noatime", "diratime", "nodiratime", NULL,
+	"suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async", "dirsync", NULL,
 };
 
 /*
- * mount(8) and fstab options without a meaning here: atime policy is the
- * filesystem's (it keeps atime as written by utimensat(2)), the others are
- * for mount(8) itself
+ * mount(8) and fstab options without a meaning here: they are for mount(8)
+ * itself, or (lazytime) describe what the periodic commit does anyway
  */
 static const char *const ignored[] = {
 	"defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group", "nofail",
-	"_netdev", "loop", "relatime", "norelatime", "strictatime", "nostrictatime",
-	"lazytime", "nolazytime", "default_permissions", NULL,
+	"_netdev", "loop", "lazytime", "nolazytime", "default_permissions", NULL,
 };
+
+/*
+ * The atime policy is the daemon's: FUSE marks every inode S_NOATIME, so
+ * the kernel never updates atime itself.  noatime also goes to the kernel,
+ * for /proc/mounts to say it.
+ */
+static int atime_opt(struct bfs_mount_opts *o, const char *opt)
+{
+	static const struct {
+		const char *name;
+		unsigned policy;
+	} policies[] = {
+		{ "relatime",	   BFS_ATIME_RELATIME },
+		{ "nostrictatime", BFS_ATIME_RELATIME },
+		{ "atime",	   BFS_ATIME_RELATIME },	/* "not noatime": the default */
+		{ "strictatime",   BFS_ATIME_STRICT },
+		{ "norelatime",	   BFS_ATIME_STRICT },
+		{ "noatime",	   BFS_ATIME_NEVER },
+	};
+	size_t i;
+
+	if (!strcmp(opt, "diratime") || !strcmp(opt, "nodiratime")) {
+		o->nodiratime = opt[0] == 'n';
+		return 1;
+	}
+	for (i = 0; i < ARRAY_SIZE(policies); i++) {
+		if (!strcmp(opt, policies[i].name)) {
+			o->atime = policies[i].policy;
+			return 1;
+		}
+	}
+	return 0;
+}
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -165,6 +195,8 @@ static int parse_one(struct bfs_mount_opts *o, char *opt, const char *who)
 		return 0;
 	if (in_list(kernel_flags, opt))
 		return add_kernel_opt(o, opt) ? -1 : 0;
+	if (atime_opt(o, opt))
+		return 0;
 	if (!strncmp(opt, "fsname=", 7) || !strncmp(opt, "subtype=", 8)) {
 		fprintf(stderr, "%s: mount option '%s' cannot be set: the source is always the "
 			"device and the type fuse.bfs\n", who, opt);

@@ -156,6 +156,20 @@ int bfs_fs_inode_open(struct bfs_fs *fs, u64 ino);
 int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino);
 int bfs_fs_inode_forget(struct bfs_fs *fs, u64 ino, u64 n);
 
+/*
+ * Access times (libcore/fs/atime.c).  Reads do not change atime by
+ * themselves; the caller reports an access with bfs_fs_touch_atime(),
+ * which applies @policy (and the inode's BFS_INODE_NOATIME flag):
+ * relatime updates atime when it is not after mtime or ctime, or a day
+ * old; strictatime always; never: no update.
+ */
+#define BFS_ATIME_RELATIME	0
+#define BFS_ATIME_STRICT	1
+#define BFS_ATIME_NEVER		2
+/* would an access now change atime? (to tell whether the access must reach us) */
+bool bfs_fs_atime_due(const struct bfs_stat *st, unsigned policy);
+int bfs_fs_touch_atime(struct bfs_fs *fs, u64 ino, unsigned policy);
+
 /* data: holes read as zeros; a checksum mismatch is -EIO, never wrong data */
 ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off);
 ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off);

@@ -2,8 +2,8 @@
 /*
  * getattr and setattr.  Timestamps: setattr sets ctime (to now, or to the
  * value given with BFS_SET_CTIME); a size change also sets mtime, as
- * truncate(2) does.  atime changes only through setattr: reads never write
- * the inode (noatime semantics, doc/format/fs.md).
+ * truncate(2) does.  atime changes through setattr, and through
+ * bfs_fs_touch_atime() when the caller reports a read (atime.c).
  */
 #include "ns.h"
 

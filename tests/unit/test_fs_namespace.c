@@ -1070,6 +1070,57 @@ START_TEST(test_orphans_forget)
 }
 END_TEST
 
+static struct bfs_stat stat_times(s64 atime_s, s64 mtime_s, s64 ctime_s, u32 flags)
+{
+	return (struct bfs_stat){
+		.atime = { .tv_sec = atime_s }, .mtime = { .tv_sec = mtime_s },
+		.ctime = { .tv_sec = ctime_s }, .flags = flags,
+	};
+}
+
+START_TEST(test_atime)
+{
+	s64 now = bfs_fs_now() / 1000000000, day = 24 * 3600;
+	struct bfs_stat st;
+	u64 f;
+
+	/* relatime: not after mtime or ctime, or a day old */
+	st = stat_times(now - 10, now - 5, now - 20, 0);
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	st = stat_times(now - 10, now - 20, now - 5, 0);
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	st = stat_times(now - 10, now - 20, now - 20, 0);
+	ck_assert(!bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_STRICT));
+	ck_assert(!bfs_fs_atime_due(&st, BFS_ATIME_NEVER));
+	st = stat_times(now - day - 1, now - 2 * day, now - 2 * day, 0);
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	st = stat_times(now - day - 1, now - 2 * day, now - 2 * day, BFS_INODE_NOATIME);
+	ck_assert(!bfs_fs_atime_due(&st, BFS_ATIME_STRICT));
+
+	/* touch: atime only, and only when due */
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_int_eq(bfs_fs_touch_atime(fs, f, BFS_ATIME_RELATIME), 0);
+	{
+		struct bfs_stat after;
+
+		ck_assert_int_eq(bfs_fs_getattr(fs, f, &after), 0);
+		ck_assert(after.atime.tv_sec > st.atime.tv_sec ||
+			  after.atime.tv_nsec > st.atime.tv_nsec);
+		ck_assert(after.ctime.tv_sec == st.ctime.tv_sec &&
+			  after.ctime.tv_nsec == st.ctime.tv_nsec);
+		ck_assert_int_eq(bfs_fs_touch_atime(fs, f, BFS_ATIME_RELATIME), 0);
+		ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+		ck_assert(after.atime.tv_nsec == st.atime.tv_nsec);
+		ck_assert_int_eq(bfs_fs_touch_atime(fs, f, BFS_ATIME_NEVER), 0);
+		ck_assert_int_eq(bfs_fs_getattr(fs, f, &after), 0);
+		ck_assert(after.atime.tv_nsec == st.atime.tv_nsec);
+	}
+	ck_assert_int_eq(bfs_fs_touch_atime(fs, 999999, BFS_ATIME_STRICT), 0);
+}
+END_TEST
+
 START_TEST(test_orphans_crash)
 {
 	struct bfs_dev *copy;
@@ -1964,6 +2015,7 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_rename_loops);
 	tcase_add_test(tc, test_orphans);
 	tcase_add_test(tc, test_orphans_forget);
+	tcase_add_test(tc, test_atime);
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_xattr_64k_nodes);

@@ -1,0 +1,127 @@
+# Mount options as admins write them: every option bfs-mount(8) lists
+# mounts, and the atime options do what they say (relatime by default,
+# strictatime, noatime, nodiratime).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mount-lib.sh"
+
+mount_prereqs
+
+expect_ok "$BFS" format -q --size 256M img
+
+note "every option of bfs-mount(8) is accepted"
+# the option names from the MOUNT OPTIONS section, with a value where one is needed
+python3 - "$REPO/doc/bfs-mount.8" > options <<'EOF' || fail "cannot read the man page"
+import re, sys
+sample = {"cache_size": "32M", "max_threads": "3", "attr_timeout": "0.5",
+          "entry_timeout": "2", "commit": "7"}
+lines = open(sys.argv[1]).read().split("\n")
+sec = lines.index(".SH MOUNT OPTIONS")
+opts = []
+for i in range(sec + 1, len(lines)):
+    if lines[i].startswith(".SH"):
+        break
+    if lines[i] != ".TP":
+        continue
+    words = re.sub(r'\\f.|\\-|"', "", lines[i + 1].split(" ", 1)[1])
+    for w in re.split(r"[ ,]+", words):
+        name = w.rstrip("=")
+        if name in sample:
+            opts.append(name + "=" + sample[name])
+        elif re.fullmatch(r"[a-z_]+", w) and w not in ("fsname", "subtype"):
+            opts.append(w)
+print("\n".join(opts))
+EOF
+[ "$(wc -l < options)" -ge 35 ] || fail "only $(wc -l < options) options found in bfs-mount(8)"
+for opt in $(cat options); do
+	case $opt in
+	norecovery|noreplay) extra=ro ;;	# a clean filesystem: nothing to skip
+	*) extra=rw ;;
+	esac
+	if [ "$opt" = debug ]; then
+		# debug implies -f: the trace goes to stderr
+		"$BFS" mount -o debug img mnt 2>debug.err &
+		pid=$!
+		wait_mounted mnt
+		unmount_wait umount mnt
+		wait "$pid" || fail "-o debug exited non-zero"
+		contains debug.err "INIT"
+		continue
+	fi
+	"$BFS" mount -o "$extra,$opt" img mnt >out 2>err ||
+		{ cat err; fail "'-o $opt' (listed in bfs-mount(8)) is refused"; }
+	is_mounted || fail "-o $opt: not mounted"
+	unmount_wait umount mnt
+done
+note "the same through mount(8)"
+SBIN_LINK="/sbin/mount.fuse.bfs /sbin/mount.bfs"
+for l in $SBIN_LINK; do ln -sf "$(realpath "$BFS")" "$l"; done
+expect_ok mount -t fuse.bfs -o nodiratime,diratime,relatime,lazytime "$PWD/img" mnt
+unmount_wait umount mnt
+
+# atime of $1 in ns (the mount uses attr_timeout=0: no stale attributes)
+atime() { python3 -c 'import os, sys; print(os.stat(sys.argv[1]).st_atime_ns)' "$1"; }
+read_file() { cat "$1" > /dev/null || fail "cannot read $1"; }
+
+# (the day-old rule of relatime is in tests/unit/test_fs_namespace.c: ctime cannot be set back here)
+note "relatime (the default): a read after a change updates atime, a second read does not"
+expect_ok "$BFS" mount -o attr_timeout=0 img mnt
+echo data > mnt/f
+mkdir mnt/d
+touch -a -d '2001-01-01' mnt/f mnt/d
+t0=$(atime mnt/f)
+touch -m mnt/f		# now mtime > atime
+read_file mnt/f
+t1=$(atime mnt/f)
+[ "$t1" -gt "$t0" ] || fail "relatime: a read after a change left atime at $t0"
+sleep 0.05
+read_file mnt/f
+[ "$(atime mnt/f)" = "$t1" ] || fail "relatime: a second read changed atime again"
+d0=$(atime mnt/d)
+touch -m mnt/d
+ls mnt/d > /dev/null
+[ "$(atime mnt/d)" -gt "$d0" ] || fail "relatime: listing a changed directory left its atime"
+t2=$t1
+unmount_wait umount mnt
+expect_ok "$BFS" mount -o attr_timeout=0 img mnt
+[ "$(atime mnt/f)" = "$t2" ] || fail "the atime update did not survive an unmount"
+unmount_wait umount mnt
+
+note "noatime: reads never change atime"
+expect_ok "$BFS" mount -o attr_timeout=0,noatime img mnt
+grep " $PWD/mnt " /proc/mounts | grep -q noatime || fail "/proc/mounts does not say noatime"
+touch -m mnt/f
+t0=$(atime mnt/f)
+read_file mnt/f
+ls mnt/d > /dev/null
+[ "$(atime mnt/f)" = "$t0" ] || fail "noatime: a read changed atime"
+unmount_wait umount mnt
+
+note "strictatime: every read in a new open updates atime"
+expect_ok "$BFS" mount -o attr_timeout=0,strictatime img mnt
+read_file mnt/f
+t0=$(atime mnt/f)
+sleep 0.05
+read_file mnt/f
+t1=$(atime mnt/f)
+[ "$t1" -gt "$t0" ] || fail "strictatime: a second read left atime"
+unmount_wait umount mnt
+
+note "nodiratime: listings leave directories alone, files still get relatime"
+expect_ok "$BFS" mount -o attr_timeout=0,nodiratime img mnt
+touch -m mnt/d mnt/f
+d0=$(atime mnt/d)
+ls mnt/d > /dev/null
+[ "$(atime mnt/d)" = "$d0" ] || fail "nodiratime: a listing changed the directory's atime"
+t0=$(atime mnt/f)
+read_file mnt/f
+[ "$(atime mnt/f)" -gt "$t0" ] || fail "nodiratime: files lost relatime"
+unmount_wait umount mnt
+
+note "read-only mounts write no atime"
+sum=$(md5sum < img)
+expect_ok "$BFS" mount -o ro,strictatime img mnt
+read_file mnt/f
+unmount_wait umount mnt
+[ "$(md5sum < img)" = "$sum" ] || fail "a read-only mount wrote an atime"
+expect_ok "$BFS" fsck -n img
+echo "mount option tests passed"
