@@ -221,15 +221,18 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
  * the session ends otherwise.  Either way the filesystem is closed here,
  * so that umount(8) of a block device returns with everything on disk.
  */
-static void op_destroy(void *userdata)
+void bfs_fuse_close(struct bfs_fuse *f)
 {
-	struct bfs_fuse *f = userdata;
-
 	bfs_write_lock(&f->life);
 	if (f->fs && f->close)
 		f->close(f->close_ctx);
 	f->fs = NULL;
 	bfs_rwlock_unlock(&f->life);
+}
+
+static void op_destroy(void *userdata)
+{
+	bfs_fuse_close(userdata);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -68,5 +68,7 @@ struct bfs_fuse {
 };
 
 extern const struct fuse_lowlevel_ops bfs_fuse_ops;
+/* close the filesystem now (DESTROY does it too; later calls do nothing) */
+void bfs_fuse_close(struct bfs_fuse *f);
 
 #endif /* BFS_FUSE_OPS_H */

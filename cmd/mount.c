@@ -47,6 +47,7 @@ struct mount_run {
 	struct bfs_mount_opts opts;
 	bool		foreground;
 	bool		verbose;
+	bool		blkdev;		/* fuseblk: the kernel holds the device (root only) */
 	int		ready_fd;	/* pipe to the waiting parent, or -1 */
 	struct bfs_dev	*dev;
 	struct bfs_fs	*fs;
@@ -168,6 +169,13 @@ static int open_device(struct mount_run *m)
 	unsigned flags = m->opts.read_only ? BFS_DEV_RDONLY : BFS_DEV_EXCL;
 	int ret;
 
+	/*
+	 * fuseblk: the mount claims the device exclusively in the kernel
+	 * (keeping mkfs, fsck and other mounts out, as for any block device
+	 * filesystem); an O_EXCL open of ours would make that claim fail.
+	 */
+	if (m->blkdev && !m->opts.read_only)
+		flags = 0;
 	ret = bfs_dev_open(m->device, flags, &m->dev);
 	if (ret == -EBUSY)
 		return run_error(m, "'%s' is in use by another bfs command or mount", m->device);
@@ -271,6 +279,7 @@ static char *fuse_option_string(const struct mount_run *m)
 	if (asprintf(&fsname, "fsname=%s", m->device) < 0)
 		return NULL;
 	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=bfs") ||
+	      (m->blkdev && fuse_opt_add_opt(&s, "blkdev")) ||
 	      fuse_opt_add_opt(&s, "default_permissions") ||
 	      fuse_opt_add_opt(&s, m->opts.read_only ? "ro" : "rw") ||
 	      (m->opts.allow_other && fuse_opt_add_opt(&s, "allow_other")) ||
@@ -333,13 +342,18 @@ static int serve(struct mount_run *m)
 	return ret;
 }
 
-/* unmount (if still mounted), close the filesystem cleanly, free */
+/*
+ * Close the filesystem cleanly (unless DESTROY did), unmount if still
+ * mounted, free.  The close comes first: no request is served any more
+ * once the loop has ended, and a fuseblk mount releases the device at
+ * unmount, when it must already be consistent for the next user.
+ */
 static int finish(struct mount_run *m, int status)
 {
 	if (m->se) {
 		fuse_remove_signal_handlers(m->se);
+		bfs_fuse_close(&m->fuse);
 		fuse_session_unmount(m->se);
-		/* calls op_destroy() unless the kernel sent DESTROY already */
 		fuse_session_destroy(m->se);
 		m->se = NULL;
 	}
@@ -356,6 +370,12 @@ static int resolve_paths(struct mount_run *m, const char *device, const char *di
 	/* absolute: the mount table's source must match what probe.c looks for */
 	if (!realpath(device, m->device))
 		return run_error(m, "cannot open '%s': %s", device, strerror(errno));
+	/*
+	 * A block device mounted by root is a fuseblk mount, whose umount
+	 * waits for DESTROY, i.e. for the filesystem to be closed (fusermount3
+	 * does not mount fuseblk for other users)
+	 */
+	m->blkdev = !stat(m->device, &st) && S_ISBLK(st.st_mode) && geteuid() == 0;
 	if (!realpath(dir, m->mountpoint) || stat(m->mountpoint, &st))
 		return run_error(m, "mount point '%s': %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))

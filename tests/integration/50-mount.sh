@@ -202,7 +202,9 @@ if [ -w /sbin ] && [ ! -e /sbin/mount.bfs ] && [ ! -e /sbin/mount.fuse.bfs ] &&
 	ln -s "$BFS" /sbin/mount.fuse.bfs
 	SBIN_LINK="/sbin/mount.bfs /sbin/mount.fuse.bfs"
 	expect_ok mount -t bfs img mnt
-	grep -Eq "^($PWD/img|/dev/loop[0-9]+) $PWD/mnt fuse.bfs " /proc/mounts || fail "mount -t bfs"
+	# a loop device mounted by root is a fuseblk mount
+	grep -Eq "^($PWD/img $PWD/mnt fuse.bfs|/dev/loop[0-9]+ $PWD/mnt fuseblk.bfs) " /proc/mounts ||
+		fail "mount -t bfs: $(grep " $PWD/mnt " /proc/mounts)"
 	[ "$(cat mnt/sigterm-file)" = "written before SIGTERM" ] || fail "mount -t bfs contents"
 	unmount_wait umount mnt
 	expect_ok mount -t fuse.bfs -o ro img mnt
