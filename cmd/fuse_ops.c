@@ -738,11 +738,52 @@ static bool is_acl(const char *name)
 	return !strncmp(name, "system.posix_acl_", 17);
 }
 
+/*
+ * A remount request (cmd/mount_remount.c): "ro" flushes everything and
+ * stops atime writes before the kernel makes the mount read-only; "rw"
+ * comes after the kernel made it writable again (only if the filesystem
+ * was opened read-write); commit= and the atime policy take effect at once.
+ */
+static int control_remount(struct bfs_fuse *f, const char *value, size_t size)
+{
+	struct bfs_mount_opts o;
+	char *list;
+	int ret = 0;
+
+	if (!size || size > 1024 || memchr(value, '\0', size))
+		return -EINVAL;
+	list = strndup(value, size);
+	if (!list)
+		return -ENOMEM;
+	bfs_mount_opts_init(&o);
+	if (bfs_mount_opts_parse(&o, list, "bfs mount (remount)"))
+		ret = -EINVAL;
+	else if (!o.read_only && f->opened_ro)
+		ret = -EROFS;
+	if (!ret && o.read_only && !f->read_only) {
+		f->read_only = true;
+		ret = bfs_fs_sync(f->fs);
+	} else if (!ret && !o.read_only) {
+		f->read_only = false;
+	}
+	if (!ret) {
+		f->atime = o.atime;
+		f->dir_atime = o.nodiratime ? BFS_ATIME_NEVER : o.atime;
+		ret = bfs_fs_set_commit_interval(f->fs, 1000 * (o.commit_secs ? o.commit_secs :
+								BFS_MOUNT_COMMIT_DEFAULT));
+	}
+	bfs_mount_opts_free(&o);
+	free(list);
+	return ret;
+}
+
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
 	unsigned bflags = 0;
 
+	if (ino == BFS_ROOT_INO && !strcmp(name, BFS_FUSE_CTL_REMOUNT))
+		return reply_err(req, control_remount(fuse_of(req), value, size));
 	if (is_acl(name))
 		return reply_err(req, -EOPNOTSUPP);
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))

@@ -22,7 +22,18 @@
 #include <bfs/fs.h>
 #include <bfs/os.h>
 
+/* the FUSE subtype: /proc/mounts says fuse.bfs (fuseblk.bfs for block devices) */
+#define BFS_FUSE_SUBTYPE	"bfs"
+
+/*
+ * Remount requests reach the mount process as a setxattr of this name on
+ * the root of the mount, with a -o list as the value ("ro,commit=5,...");
+ * trusted.*: the kernel lets only CAP_SYS_ADMIN set it.  Never stored.
+ */
+#define BFS_FUSE_CTL_REMOUNT	"trusted.bfs.remount"
+
 struct bfs_mount_opts {
+	bool	remount;	/* change a running mount (cmd/mount_remount.c) */
 	bool	read_only;
 	bool	no_replay;	/* norecovery: ro, journal not replayed */
 	bool	allow_other;
@@ -51,6 +62,11 @@ void bfs_mount_opts_free(struct bfs_mount_opts *o);
  * after printing what is wrong to stderr prefixed by @who
  */
 int bfs_mount_opts_parse(struct bfs_mount_opts *o, const char *list, const char *who);
+/*
+ * -o remount: apply @o to the bfs mount at @dir, in the kernel and in its
+ * mount process; 0, or -1 after printing why not
+ */
+int bfs_mount_remount(const char *who, const char *dir, const struct bfs_mount_opts *o);
 
 /* what every operation needs, passed to fuse_session_new() as userdata */
 struct bfs_fuse {
@@ -62,7 +78,8 @@ struct bfs_fuse {
 	double		attr_timeout;
 	double		entry_timeout;
 	bool		writeback;
-	bool		read_only;
+	bool		read_only;	/* now (remount,ro sets it) */
+	bool		opened_ro;	/* the filesystem is open read-only: no remount,rw */
 	unsigned	atime;		/* BFS_ATIME_* for files */
 	unsigned	dir_atime;	/* and for directories */
 };

@@ -259,6 +259,7 @@ static int open_fs(struct mount_run *m)
 	m->fuse.entry_timeout = m->opts.entry_timeout;
 	m->fuse.writeback = m->opts.writeback;
 	m->fuse.read_only = m->opts.read_only;
+	m->fuse.opened_ro = fo.read_only;
 	m->fuse.atime = m->opts.atime;
 	m->fuse.dir_atime = m->opts.nodiratime ? BFS_ATIME_NEVER : m->opts.atime;
 	return 0;
@@ -278,7 +279,7 @@ static char *fuse_option_string(const struct mount_run *m)
 
 	if (asprintf(&fsname, "fsname=%s", m->device) < 0)
 		return NULL;
-	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=bfs") ||
+	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=" BFS_FUSE_SUBTYPE) ||
 	      (m->blkdev && fuse_opt_add_opt(&s, "blkdev")) ||
 	      fuse_opt_add_opt(&s, "default_permissions") ||
 	      fuse_opt_add_opt(&s, m->opts.read_only ? "ro" : "rw") ||
@@ -465,6 +466,10 @@ static int cmd_mount(const struct bfs_cmd *cmd, int argc, char **argv)
 			return bfs_cmd_usage_error(cmd, "bad option");
 		}
 	}
+	if (m.opts.remount && (argc - optind == 1 || argc - optind == 2)) {
+		c = bfs_mount_remount(m.who, argv[argc - 1], &m.opts) ? BFS_EXIT_ERROR : BFS_EXIT_OK;
+		return finish(&m, c);
+	}
 	if (optind + 2 != argc) {
 		finish(&m, 0);
 		return bfs_cmd_usage_error(cmd, optind + 2 > argc ? "DEVICE and MOUNTPOINT needed" :
@@ -497,6 +502,8 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  attr_timeout=SECS   how long the kernel caches attributes (default 1)\n"
 	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
 	"  commit=SECS         make everything durable this often (default 5)\n"
+	"  remount             change the running mount at MOUNTPOINT (ro, rw, commit=,\n"
+	"                      atime options)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"
 	"  clone_fd            one /dev/fuse descriptor per thread\n"
 	"  debug               print every FUSE request (implies -f)\n"
@@ -556,6 +563,9 @@ static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
 	}
 	if (fake)
 		return finish(&m, BFS_EXIT_OK);
+	if (m.opts.remount)
+		return finish(&m, bfs_mount_remount(m.who, argv[optind + 1], &m.opts) ?
+			      MOUNT_EX_FAIL : BFS_EXIT_OK);
 	return do_mount(&m, argv[optind], argv[optind + 1]);
 }
 

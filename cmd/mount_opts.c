@@ -146,6 +146,7 @@ static bool flag_opt(struct bfs_mount_opts *o, const char *opt)
 		size_t off;
 		bool val;
 	} flags[] = {
+		{ "remount",	offsetof(struct bfs_mount_opts, remount),	true },
 		{ "ro",		offsetof(struct bfs_mount_opts, read_only),	true },
 		{ "rw",		offsetof(struct bfs_mount_opts, read_only),	false },
 		{ "allow_other", offsetof(struct bfs_mount_opts, allow_other),	true },
@@ -192,6 +193,11 @@ static int parse_one(struct bfs_mount_opts *o, char *opt, const char *who)
 
 	if (!*opt || flag_opt(o, opt) || in_list(ignored, opt) || !strncmp(opt, "x-", 2) ||
 	    !strncmp(opt, "X-", 2) || !strncmp(opt, "comment=", 8) || !strncmp(opt, "user=", 5))
+		return 0;
+	/* set by FUSE itself: mount(8) passes them back from /proc/mounts on remount */
+	if (!strncmp(opt, "user_id=", 8) || !strncmp(opt, "group_id=", 9) ||
+	    !strncmp(opt, "rootmode=", 9) || !strncmp(opt, "blksize=", 8) ||
+	    !strncmp(opt, "max_read=", 9))
 		return 0;
 	if (in_list(kernel_flags, opt))
 		return add_kernel_opt(o, opt) ? -1 : 0;

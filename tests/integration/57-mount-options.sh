@@ -34,6 +34,7 @@ EOF
 [ "$(wc -l < options)" -ge 35 ] || fail "only $(wc -l < options) options found in bfs-mount(8)"
 for opt in $(cat options); do
 	case $opt in
+	remount) continue ;;			# below
 	norecovery|noreplay) extra=ro ;;	# a clean filesystem: nothing to skip
 	*) extra=rw ;;
 	esac
@@ -57,6 +58,7 @@ SBIN_LINK="/sbin/mount.fuse.bfs /sbin/mount.bfs"
 for l in $SBIN_LINK; do ln -sf "$(realpath "$BFS")" "$l"; done
 expect_ok mount -t fuse.bfs -o nodiratime,diratime,relatime,lazytime "$PWD/img" mnt
 unmount_wait umount mnt
+rm -f $SBIN_LINK
 
 # atime of $1 in ns (the mount uses attr_timeout=0: no stale attributes)
 atime() { python3 -c 'import os, sys; print(os.stat(sys.argv[1]).st_atime_ns)' "$1"; }
@@ -116,6 +118,39 @@ t0=$(atime mnt/f)
 read_file mnt/f
 [ "$(atime mnt/f)" -gt "$t0" ] || fail "nodiratime: files lost relatime"
 unmount_wait umount mnt
+
+note "remount: ro flushes and refuses writes, rw and commit=N apply to the running mount"
+for l in $SBIN_LINK; do ln -sf "$(realpath "$BFS")" "$l"; done
+# kill_remount: kill -9 the foreground mount process $pid, remove the dead mount
+kill_dead() {
+	kill -9 "$pid"
+	wait "$pid" 2>/dev/null
+	fusermount3 -u -z mnt 2>/dev/null || umount -l mnt || fail "cannot remove the dead mount"
+}
+"$BFS" mount -f -o commit=3600 img mnt 2>remount.err &
+pid=$!
+wait_mounted mnt
+echo "before ro" > mnt/r1 || fail "write"
+expect_ok mount -o remount,ro mnt
+grep " $PWD/mnt " /proc/mounts | grep -q " ro," || fail "remount,ro: the mount is not read-only"
+expect_fail sh -c "echo x > mnt/r2"
+contains err "Read-only file system"
+expect_ok mount -o remount,rw,commit=1 mnt
+echo "after rw" > mnt/r2 || fail "remount,rw: still read-only"
+sleep 2.5
+kill_dead
+expect_ok "$BFS" mount -o ro img mnt
+[ "$(cat mnt/r1)" = "before ro" ] || fail "remount,ro did not flush"
+[ "$(cat mnt/r2)" = "after rw" ] || fail "remount,commit=1 did not shorten the interval"
+note "remount,rw of a mount whose device is open read-only is refused, and it stays read-only"
+expect_rc 32 mount -o remount,rw mnt
+contains err "mounted read-only"
+grep " $PWD/mnt " /proc/mounts | grep -q " ro," || fail "a refused remount,rw left the mount writable"
+expect_ok "$BFS" mount -o remount,ro img mnt
+unmount_wait umount mnt
+expect_rc 1 "$BFS" mount -o remount,ro mnt
+contains err "is not mounted"
+rm -f $SBIN_LINK
 
 note "read-only mounts write no atime"
 sum=$(md5sum < img)
