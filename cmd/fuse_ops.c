@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* only this mount changes the filesystem, so caching is exact */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* lsattr -d and chattr on directories */
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
 	if (f->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 		conn->time_gran = 1;
@@ -422,12 +426,37 @@ static int open_truncate(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_
 	return bfs_fs_setattr(fs_of(req), ino, &sa, &st);
 }
 
+/*
+ * What the VFS would refuse at open from the inode flags, had FUSE inodes
+ * carried them: writing to an immutable file, and writing other than by
+ * O_APPEND to an append-only one
+ */
+static int open_check_iflags(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_info *fi)
+{
+	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	struct bfs_stat st;
+	int ret;
+
+	if (!writing)
+		return 0;
+	ret = bfs_fs_getattr(fs_of(req), ino, &st);
+	if (ret)
+		return ret;
+	if (st.flags & BFS_INODE_IMMUTABLE)
+		return -EPERM;
+	if ((st.flags & BFS_INODE_APPEND) && (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC)))
+		return -EPERM;
+	return 0;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct bfs_fs *fs = fs_of(req);
 	int ret;
 
-	ret = open_truncate(req, ino, fi);
+	ret = open_check_iflags(req, ino, fi);
+	if (!ret)
+		ret = open_truncate(req, ino, fi);
 	if (!ret)
 		ret = bfs_fs_inode_open(fs_of(req), ino);
 	if (ret)
@@ -921,6 +950,111 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	fuse_reply_lseek(req, (off_t)s.data);
 }
 
+/* ---- FS_IOC_GETFLAGS / SETFLAGS: lsattr and chattr ---- */
+
+static const struct {
+	u32	fs_flag;	/* FS_*_FL (FS_IOC_GETFLAGS) */
+	u32	xflag;		/* FS_XFLAG_* (FS_IOC_FSGETXATTR) */
+	u32	bfs_flag;	/* BFS_INODE_* */
+} iflag_map[] = {
+	{ FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE,	BFS_INODE_IMMUTABLE },
+	{ FS_APPEND_FL,	   FS_XFLAG_APPEND,	BFS_INODE_APPEND },
+	{ FS_NODUMP_FL,	   FS_XFLAG_NODUMP,	BFS_INODE_NODUMP },
+	{ FS_NOATIME_FL,   FS_XFLAG_NOATIME,	BFS_INODE_NOATIME },
+};
+
+static u32 iflags_to(u32 bfs_flags, bool xflags)
+{
+	u32 out = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(iflag_map); i++)
+		if (bfs_flags & iflag_map[i].bfs_flag)
+			out |= xflags ? iflag_map[i].xflag : iflag_map[i].fs_flag;
+	return out;
+}
+
+/* -EOPNOTSUPP for flags we do not have (ext4's extents, compression...) */
+static int iflags_from(u32 in, bool xflags, u32 *bfs_flags)
+{
+	size_t i;
+
+	*bfs_flags = 0;
+	for (i = 0; i < ARRAY_SIZE(iflag_map); i++) {
+		u32 f = xflags ? iflag_map[i].xflag : iflag_map[i].fs_flag;
+
+		if (in & f) {
+			*bfs_flags |= iflag_map[i].bfs_flag;
+			in &= ~f;
+		}
+	}
+	return in ? -EOPNOTSUPP : 0;
+}
+
+static void iflags_set(fuse_req_t req, fuse_ino_t ino, u32 in, bool xflags)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_FLAGS };
+	struct bfs_stat st;
+	int ret;
+
+	ret = iflags_from(in, xflags, &sa.flags);
+	if (!ret)
+		ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+	if (ret)
+		return reply_err(req, ret);
+	fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
+/*
+ * The kernel sends these from its fileattr code (chattr's SETFLAGS reads
+ * the old flags with FSGETXATTR first), with the argument sized as the
+ * kernel uses it (4 bytes for the flags, not the long the ioctl number
+ * claims), after checking ownership and CAP_LINUX_IMMUTABLE.
+ */
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	struct fsxattr fx;
+	struct bfs_stat st;
+	u32 fsf;
+	int ret;
+
+	switch (cmd) {
+	case FS_IOC_GETFLAGS:
+	case FS_IOC_FSGETXATTR:
+		if (out_bufsz < (cmd == FS_IOC_GETFLAGS ? sizeof(fsf) : sizeof(fx)))
+			return reply_err(req, -EINVAL);
+		ret = bfs_fs_getattr(fs_of(req), ino, &st);
+		if (ret)
+			return reply_err(req, ret);
+		if (cmd == FS_IOC_GETFLAGS) {
+			fsf = iflags_to(st.flags, false);
+			fuse_reply_ioctl(req, 0, &fsf, sizeof(fsf));
+			return;
+		}
+		memset(&fx, 0, sizeof(fx));
+		fx.fsx_xflags = iflags_to(st.flags, true);
+		fuse_reply_ioctl(req, 0, &fx, sizeof(fx));
+		return;
+	case FS_IOC_SETFLAGS:
+		if (in_bufsz < sizeof(fsf))
+			return reply_err(req, -EINVAL);
+		memcpy(&fsf, in_buf, sizeof(fsf));
+		return iflags_set(req, ino, fsf, false);
+	case FS_IOC_FSSETXATTR:
+		if (in_bufsz < sizeof(fx))
+			return reply_err(req, -EINVAL);
+		memcpy(&fx, in_buf, sizeof(fx));
+		/* no extent size hints, project ids or CoW hints here */
+		if (fx.fsx_extsize || fx.fsx_projid || fx.fsx_cowextsize)
+			return reply_err(req, -EOPNOTSUPP);
+		return iflags_set(req, ino, fx.fsx_xflags, true);
+	default:
+		reply_err(req, -ENOTTY);
+	}
+}
+
 const struct fuse_lowlevel_ops bfs_fuse_ops = {
 	.init		= op_init,
 	.destroy	= op_destroy,
@@ -956,4 +1090,5 @@ const struct fuse_lowlevel_ops bfs_fuse_ops = {
 	.removexattr	= op_removexattr,
 	.fallocate	= op_fallocate,
 	.lseek		= op_lseek,
+	.ioctl		= op_ioctl,
 };

@@ -14,8 +14,9 @@
  *    never stored.
  *  - Permission checks are the caller's (the kernel does them with FUSE's
  *    default_permissions); this layer enforces filesystem semantics only
- *    (types, emptiness, loops, link limits, sticky/immutable flags are the
- *    caller's too).
+ *    (types, emptiness, loops, link limits, and the immutable and
+ *    append-only flags, which the kernel does not know for FUSE inodes;
+ *    sticky bits are the caller's too).
  *  - Every modifying call is one atomic transaction.  It is durable after
  *    bfs_fs_fsync() of the inode (or its directory, for entries),
  *    bfs_fs_sync() or a clean bfs_fs_close().

@@ -274,7 +274,9 @@ ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u6
 	ret = bfs_data_lock_file(fs, ino, &inode, -EINVAL);
 	if (ret)
 		return ret;
-	ret = bfs_data_write_locked(fs, &inode, buf, len, off);
+	ret = bfs_iflags_may_write(inode.flags, inode.size, off);
+	if (!ret)
+		ret = bfs_data_write_locked(fs, &inode, buf, len, off);
 	bfs_inode_unlock(fs, ino);
 	return ret;
 }

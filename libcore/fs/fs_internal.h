@@ -69,6 +69,29 @@ struct bfs_inode {
 	s64	atime, mtime, ctime, btime;	/* ns since the epoch */
 };
 
+/*
+ * The immutable and append-only attributes (chattr +i, +a), enforced here
+ * because the kernel's FUSE inodes do not carry them.  As in the VFS:
+ * an immutable inode changes in nothing but its attribute flags; an
+ * append-only one only grows at its end, and keeps its names, mode, owner
+ * and xattrs; directories with either flag keep their entries (immutable
+ * ones get no new ones either).  Each returns 0 or -EPERM.
+ */
+static inline int bfs_iflags_may_change(u32 flags)
+{
+	return (flags & (BFS_INODE_IMMUTABLE | BFS_INODE_APPEND)) ? -EPERM : 0;
+}
+static inline int bfs_iflags_may_add_entry(u32 dir_flags)
+{
+	return (dir_flags & BFS_INODE_IMMUTABLE) ? -EPERM : 0;
+}
+static inline int bfs_iflags_may_write(u32 flags, u64 size, u64 off)
+{
+	if (flags & BFS_INODE_IMMUTABLE)
+		return -EPERM;
+	return (flags & BFS_INODE_APPEND) && off != size ? -EPERM : 0;
+}
+
 /* read inode @ino: -ENOENT if it does not exist */
 int bfs_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode);
 /* queue the write of @inode in @t (the caller holds the inode lock) */

@@ -1121,6 +1121,57 @@ START_TEST(test_atime)
 }
 END_TEST
 
+static int set_flags(u64 ino, u32 flags)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_FLAGS, .flags = flags };
+	struct bfs_stat st;
+
+	return bfs_fs_setattr(fs, ino, &sa, &st);
+}
+
+/* immutable and append-only are enforced by the filesystem layer */
+START_TEST(test_inode_flags)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_MODE, .mode = 0600 };
+	struct bfs_stat st;
+	u64 f, d;
+
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	d = mk(BFS_ROOT_INO, "d", S_IFDIR | 0755);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "abc", 3, 0), 3);
+	ck_assert_int_eq(set_flags(f, BFS_INODE_IMMUTABLE), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "x", 1, 3), -EPERM);
+	ck_assert_int_eq(bfs_fs_setattr(fs, f, &sa, &st), -EPERM);
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "user.k", "v", 1, 0), -EPERM);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), -EPERM);
+	ck_assert_int_eq(bfs_fs_link(fs, f, BFS_ROOT_INO, S("g"), &st), -EPERM);
+	ck_assert_int_eq(bfs_fs_rename(fs, BFS_ROOT_INO, S("f"), d, S("f"), 0), -EPERM);
+	ck_assert_int_eq(bfs_fs_fallocate(fs, f, 0, 0, 4096), -EPERM);
+
+	ck_assert_int_eq(set_flags(f, BFS_INODE_APPEND), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "x", 1, 0), -EPERM);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "x", 1, 3), 1);
+	ck_assert_int_eq(bfs_fs_fallocate(fs, f, BFS_FALLOC_KEEP_SIZE | BFS_FALLOC_PUNCH_HOLE,
+					  0, 1), -EPERM);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), -EPERM);
+
+	/* directories: immutable keeps its entries and gets none; append keeps them */
+	ck_assert_int_eq(bfs_fs_mknod(fs, d, S("old"), S_IFREG | 0644, 0, &cr, &st), 0);
+	ck_assert_int_eq(set_flags(d, BFS_INODE_IMMUTABLE), 0);
+	ck_assert_int_eq(bfs_fs_mknod(fs, d, S("new"), S_IFREG | 0644, 0, &cr, &st), -EPERM);
+	ck_assert_int_eq(bfs_fs_unlink(fs, d, S("old")), -EPERM);
+	ck_assert_int_eq(set_flags(d, BFS_INODE_APPEND), 0);
+	ck_assert_int_eq(bfs_fs_mknod(fs, d, S("new"), S_IFREG | 0644, 0, &cr, &st), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, d, S("old")), -EPERM);
+	ck_assert_int_eq(bfs_fs_rename(fs, d, S("new"), BFS_ROOT_INO, S("new"), 0), -EPERM);
+
+	ck_assert_int_eq(set_flags(d, 0), 0);
+	ck_assert_int_eq(set_flags(f, 0), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, d, S("old")), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), 0);
+}
+END_TEST
+
 START_TEST(test_orphans_crash)
 {
 	struct bfs_dev *copy;
@@ -2016,6 +2067,7 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_orphans);
 	tcase_add_test(tc, test_orphans_forget);
 	tcase_add_test(tc, test_atime);
+	tcase_add_test(tc, test_inode_flags);
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_xattr_64k_nodes);
