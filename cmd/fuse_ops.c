@@ -409,7 +409,14 @@ static void set_open_flags(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 	fi->fh = 0;
 	fi->keep_cache = (fi->flags & O_ACCMODE) == O_WRONLY ||
 			 !atime_open(req, ino, fuse_of(req)->atime);
-	fi->direct_io = !!(fi->flags & O_DIRECT);
+	/*
+	 * Not direct_io for O_DIRECT opens: the kernel then does O_DIRECT
+	 * itself (writing back and dropping the cached range around each
+	 * direct request), which keeps the page cache coherent and lets mmap
+	 * work on the descriptor; direct_io would bypass the cache and leave
+	 * stale pages behind.
+	 */
+	fi->direct_io = 0;
 	/* nothing is buffered here, so close(2) needs no FLUSH round trip */
 	fi->noflush = 1;
 }
