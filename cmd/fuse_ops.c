@@ -158,6 +158,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* only this mount changes the filesystem, so caching is exact */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* name_to_handle_at / open_by_handle_at, NFS re-export: see op_lookup() */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 	/* lsattr -d and chattr on directories */
 	if (conn->capable & FUSE_CAP_IOCTL_DIR)
 		conn->want |= FUSE_CAP_IOCTL_DIR;
@@ -173,6 +176,18 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct bfs_stat st;
 	int ret;
 
+	/*
+	 * File handles (export support): the kernel finds an inode it no
+	 * longer caches by a lookup of "." in it, whatever its type, and the
+	 * parent of a directory by "..".  A removed inode is stale, as on
+	 * ext4, even while it is still open.
+	 */
+	if (!strcmp(name, ".")) {
+		ret = bfs_fs_getattr(fs_of(req), parent, &st);
+		if (!ret && !st.nlink)
+			ret = -ESTALE;
+		return reply_entry(req, ret, &st);
+	}
 	ret = bfs_fs_lookup(fs_of(req), parent, name, strlen(name), &st);
 	if (ret == -ENOENT) {
 		/* a negative entry: the kernel may cache the absence too */
