@@ -89,9 +89,10 @@ asan-check:
 		$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" unit-check
 
 # long randomized operation runs against the in-memory model
-soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs
+soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs $(B)/bfs
 	BFS_MODEL_SEEDS=50 BFS_MODEL_OPS=50000 CK_FORK=no $(B)/tests/test_fs_model
 	BFS_CRASH_FS_OPS=5000 BFS_CRASH_MAX_FLUSH_STATES=400 CK_FORK=no $(B)/tests/test_crash_fs
+	BFS_SPACE_SOAK_SECS=600 BFS_SPACE_SOAK_SIZE=4G TESTS=59-mount-space-soak sh tests/run-integration.sh $(B)/bfs
 
 # long crash-consistency runs: SEEDS="1 2 3" OPS=1000000
 SEEDS ?= 1 2 3 4
