@@ -41,6 +41,7 @@ struct bfs_mount_opts {
 	bool	writeback;	/* FUSE_CAP_WRITEBACK_CACHE */
 	bool	debug;
 	bool	clone_fd;
+	bool	discard;	/* discard freed data buckets (in batches) */
 	unsigned max_threads;
 	u64	cache_bytes;	/* btree node cache, 0 = the library's default */
 	double	attr_timeout;	/* seconds */

@@ -234,6 +234,7 @@ static int open_fs(struct mount_run *m)
 		.cache_bytes = m->opts.cache_bytes,
 		.commit_ms = 1000 * (m->opts.commit_secs ? m->opts.commit_secs :
 				     BFS_MOUNT_COMMIT_DEFAULT),
+		.discard = m->opts.discard,
 	};
 	int ret;
 
@@ -502,6 +503,7 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  attr_timeout=SECS   how long the kernel caches attributes (default 1)\n"
 	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
 	"  commit=SECS         make everything durable this often (default 5)\n"
+	"  discard             discard freed space (in batches, at each commit)\n"
 	"  remount             change the running mount at MOUNTPOINT (ro, rw, commit=,\n"
 	"                      atime options)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"

@@ -52,6 +52,8 @@ struct bfs_fs_opts {
 	 * lost only up to one interval back.  0: only fsync/sync/close do.
 	 */
 	u32	commit_ms;
+	/* discard data buckets once their emptying is durable (-o discard) */
+	bool	discard;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);

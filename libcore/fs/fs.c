@@ -47,6 +47,7 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	bfs_mutex_init(&fs->ino_alloc_lock);
 	fs->dev = dev;
 	fs->read_only = opts->read_only || opts->no_replay;
+	fs->discard = opts->discard && !fs->read_only;
 	co.read_only = fs->read_only;
 	co.no_replay = opts->no_replay;
 	co.cache_bytes = opts->cache_bytes;
@@ -127,6 +128,9 @@ int bfs_fs_sync(struct bfs_fs *fs)
 	if (fs->read_only)
 		return 0;
 	ret = bfs_fs_data_flush(fs, 0);
+	/* emptied buckets come back (and are discarded) once that is durable */
+	if (!ret)
+		ret = bfs_fs_data_release(fs);
 	return ret ? ret : bfs_core_flush(fs->c);
 }
 

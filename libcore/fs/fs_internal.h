@@ -34,6 +34,7 @@ struct bfs_fs {
 	struct bfs_core		*c;
 	const struct bfs_sb	*sb;
 	bool			read_only;
+	bool			discard;	/* discard data buckets as they become free */
 	u64			hash_seed;	/* sb->hash_seed: dirent/xattr name hashes */
 
 	bfs_mutex		inode_locks[BFS_INODE_LOCKS];
@@ -104,6 +105,8 @@ int bfs_fs_data_init(struct bfs_fs *fs);	/* at open, after the core */
 void bfs_fs_data_exit(struct bfs_fs *fs);	/* at close, before the core */
 /* flush data still buffered in memory (called by sync/fsync/close) */
 int bfs_fs_data_flush(struct bfs_fs *fs, u64 ino);
+/* give emptied buckets back (a journal flush first), discarding them with -o discard */
+int bfs_fs_data_release(struct bfs_fs *fs);
 /*
  * Queue into @t the removal of data beyond @new_size (truncate down: the
  * partial last block is zeroed) and update inode->sectors; the caller holds

@@ -152,6 +152,30 @@ expect_rc 1 "$BFS" mount -o remount,ro mnt
 contains err "is not mounted"
 rm -f $SBIN_LINK
 
+note "discard: freed space goes back to the sparse image file"
+expect_ok "$BFS" mount -o discard,commit=1 img mnt
+head -c 60000000 /dev/urandom > mnt/big || fail "write a big file"
+sync mnt/big
+full=$(du -k img | cut -f1)
+rm mnt/big
+i=0
+until [ "$(du -k img | cut -f1)" -lt $((full - 40000)) ]; do
+	sleep 0.2
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "-o discard: the image still uses $(du -k img | cut -f1) KiB (was $full)"
+done
+unmount_wait umount mnt
+expect_ok "$BFS" fsck -n img
+note "without discard the space stays allocated in the image"
+expect_ok "$BFS" mount -o commit=1 img mnt
+head -c 60000000 /dev/urandom > mnt/big || fail "write a big file"
+sync mnt/big
+full=$(du -k img | cut -f1)
+rm mnt/big
+sleep 2.5
+[ "$(du -k img | cut -f1)" -gt $((full - 40000)) ] || fail "space was discarded without -o discard"
+unmount_wait umount mnt
+
 note "read-only mounts write no atime"
 sum=$(md5sum < img)
 expect_ok "$BFS" mount -o ro,strictatime img mnt
