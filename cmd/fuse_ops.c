@@ -158,6 +158,15 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* only this mount changes the filesystem, so caching is exact */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/*
+	 * POSIX ACLs, with the umask left to us: a default ACL replaces it.
+	 * Without both, ACLs stay off (f->acl).
+	 */
+	if (f->want_acl && (conn->capable & FUSE_CAP_POSIX_ACL) &&
+	    (conn->capable & FUSE_CAP_DONT_MASK)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+		f->acl = true;
+	}
 	/* name_to_handle_at / open_by_handle_at, NFS re-export: see op_lookup() */
 	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
 		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
@@ -286,6 +295,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 {
 	struct bfs_setattr sa = { 0 };
 	struct bfs_stat st;
+	int ret;
 
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		sa.valid |= BFS_SET_MODE;
@@ -304,7 +314,11 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		sa.size = (u64)attr->st_size;
 	}
 	setattr_times(&sa, attr, to_set);
-	reply_attr(req, bfs_fs_setattr(fs_of(req), ino, &sa, &st), &st);
+	ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+	/* the access ACL's owner, group-class and other entries follow chmod */
+	if (!ret && (sa.valid & BFS_SET_MODE) && fuse_of(req)->acl)
+		ret = bfs_fs_acl_chmod(fs_of(req), ino, sa.mode);
+	reply_attr(req, ret, &st);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -319,6 +333,34 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
+/*
+ * POSIX ACLs on (f->acl): the kernel passes the mode unmasked
+ * (FUSE_CAP_DONT_MASK) and the caller's umask, and the filesystem layer
+ * decides: the parent's default ACL, or the umask.  After the create the
+ * inherited ACLs are stored; if that fails the new name goes again.
+ */
+static int acl_create_begin(fuse_req_t req, fuse_ino_t parent, u32 *mode, struct bfs_acl_new *na)
+{
+	memset(na, 0, sizeof(*na));
+	if (!fuse_of(req)->acl)
+		return 0;
+	return bfs_fs_acl_new(fs_of(req), parent, mode, fuse_req_ctx(req)->umask, na);
+}
+
+static int acl_create_end(fuse_req_t req, fuse_ino_t parent, const char *name, int ret,
+			  const struct bfs_stat *st, struct bfs_acl_new *na)
+{
+	if (!ret && (na->access || na->dflt)) {
+		ret = bfs_fs_acl_new_apply(fs_of(req), st->ino, na);
+		if (ret && S_ISDIR(st->mode))
+			bfs_fs_rmdir(fs_of(req), parent, name, strlen(name));
+		else if (ret)
+			bfs_fs_unlink(fs_of(req), parent, name, strlen(name));
+	}
+	bfs_fs_acl_new_free(na);
+	return ret;
+}
+
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev)
 {
@@ -327,9 +369,15 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	u32 m = mode;
 	int ret;
 
+	struct bfs_acl_new na;
+
 	ret = new_owner(req, parent, &m, &cr);
 	if (!ret)
-		ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, rdev, &cr, &st);
+		ret = acl_create_begin(req, parent, &m, &na);
+	if (ret)
+		return reply_err(req, ret);
+	ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, rdev, &cr, &st);
+	ret = acl_create_end(req, parent, name, ret, &st, &na);
 	reply_entry(req, ret, &st);
 }
 
@@ -340,9 +388,15 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	u32 m = mode | S_IFDIR;
 	int ret;
 
+	struct bfs_acl_new na;
+
 	ret = new_owner(req, parent, &m, &cr);
 	if (!ret)
-		ret = bfs_fs_mkdir(fs_of(req), parent, name, strlen(name), m, &cr, &st);
+		ret = acl_create_begin(req, parent, &m, &na);
+	if (ret)
+		return reply_err(req, ret);
+	ret = bfs_fs_mkdir(fs_of(req), parent, name, strlen(name), m, &cr, &st);
+	ret = acl_create_end(req, parent, name, ret, &st, &na);
 	reply_entry(req, ret, &st);
 }
 
@@ -498,9 +552,15 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	u32 m = (mode & ~S_IFMT) | S_IFREG;
 	int ret;
 
+	struct bfs_acl_new na;
+
 	ret = new_owner(req, parent, &m, &cr);
 	if (!ret)
-		ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, 0, &cr, &st);
+		ret = acl_create_begin(req, parent, &m, &na);
+	if (ret)
+		return reply_err(req, ret);
+	ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, 0, &cr, &st);
+	ret = acl_create_end(req, parent, name, ret, &st, &na);
 	if (!ret)
 		ret = entry_ref(req, &st);
 	if (ret)
@@ -776,17 +836,24 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 /* ---- extended attributes ---- */
 
 /*
- * POSIX ACLs are not supported: without FUSE_CAP_POSIX_ACL the kernel
- * would pass system.posix_acl_* through as plain xattrs and enforce none
- * of it, and a stored access ACL would not update the mode (cp -a sets
- * modes that way and would leave 0600 files).  Refusing them as a
- * filesystem mounted with noacl does makes tools fall back to chmod(2).
- * Supporting ACLs needs the filesystem layer to keep the mode in sync and
- * to inherit default ACLs; then this mount can enable FUSE_CAP_POSIX_ACL.
+ * POSIX ACLs: with FUSE_CAP_POSIX_ACL the kernel checks them (it reads
+ * them back with getxattr, which needs nothing special) and passes
+ * setfacl through as these xattrs; the filesystem layer keeps the mode in
+ * step.  A kernel without it would enforce none of it: the names are
+ * refused then, as on a filesystem mounted noacl, and tools fall back to
+ * chmod(2).
  */
 static bool is_acl(const char *name)
 {
 	return !strncmp(name, "system.posix_acl_", 17);
+}
+
+/* 1: access ACL, 2: default ACL, 0: neither */
+static int acl_kind(const char *name)
+{
+	if (!strcmp(name, "system.posix_acl_access"))
+		return 1;
+	return !strcmp(name, "system.posix_acl_default") ? 2 : 0;
 }
 
 /*
@@ -835,8 +902,11 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 
 	if (ino == BFS_ROOT_INO && !strcmp(name, BFS_FUSE_CTL_REMOUNT))
 		return reply_err(req, control_remount(fuse_of(req), value, size));
-	if (is_acl(name))
+	if (is_acl(name) && (!fuse_of(req)->acl || !acl_kind(name)))
 		return reply_err(req, -EOPNOTSUPP);
+	if (is_acl(name))
+		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, acl_kind(name) == 2, value,
+						     size));
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
 		return reply_err(req, -EINVAL);
 	if (flags & XATTR_CREATE)
@@ -862,7 +932,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
-	if (is_acl(name))
+	if (is_acl(name) && !fuse_of(req)->acl)
 		return reply_err(req, -EOPNOTSUPP);
 	if (size && !(buf = malloc(size)))
 		return reply_err(req, -ENOMEM);
@@ -885,8 +955,10 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	if (is_acl(name))
+	if (is_acl(name) && (!fuse_of(req)->acl || !acl_kind(name)))
 		return reply_err(req, -EOPNOTSUPP);
+	if (is_acl(name))
+		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, acl_kind(name) == 2, NULL, 0));
 	reply_err(req, bfs_fs_removexattr(fs_of(req), ino, name));
 }
 

@@ -42,6 +42,7 @@ struct bfs_mount_opts {
 	bool	debug;
 	bool	clone_fd;
 	bool	discard;	/* discard freed data buckets (in batches) */
+	bool	noacl;		/* POSIX ACLs off */
 	unsigned max_threads;
 	u64	cache_bytes;	/* btree node cache, 0 = the library's default */
 	double	attr_timeout;	/* seconds */
@@ -81,6 +82,8 @@ struct bfs_fuse {
 	bool		writeback;
 	bool		read_only;	/* now (remount,ro sets it) */
 	bool		opened_ro;	/* the filesystem is open read-only: no remount,rw */
+	bool		want_acl;	/* -o acl (the default) */
+	bool		acl;		/* POSIX ACLs on: the kernel has both capabilities */
 	unsigned	atime;		/* BFS_ATIME_* for files */
 	unsigned	dir_atime;	/* and for directories */
 };

@@ -261,6 +261,7 @@ static int open_fs(struct mount_run *m)
 	m->fuse.writeback = m->opts.writeback;
 	m->fuse.read_only = m->opts.read_only;
 	m->fuse.opened_ro = fo.read_only;
+	m->fuse.want_acl = !m->opts.noacl;
 	m->fuse.atime = m->opts.atime;
 	m->fuse.dir_atime = m->opts.nodiratime ? BFS_ATIME_NEVER : m->opts.atime;
 	return 0;
@@ -504,6 +505,7 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
 	"  commit=SECS         make everything durable this often (default 5)\n"
 	"  discard             discard freed space (in batches, at each commit)\n"
+	"  noacl               no POSIX ACLs (acl, the default, has them)\n"
 	"  remount             change the running mount at MOUNTPOINT (ro, rw, commit=,\n"
 	"                      atime options)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"

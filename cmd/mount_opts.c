@@ -157,6 +157,8 @@ static bool flag_opt(struct bfs_mount_opts *o, const char *opt)
 		{ "debug",	offsetof(struct bfs_mount_opts, debug),		true },
 		{ "clone_fd",	offsetof(struct bfs_mount_opts, clone_fd),	true },
 		{ "discard",	offsetof(struct bfs_mount_opts, discard),	true },
+		{ "acl",	offsetof(struct bfs_mount_opts, noacl),		false },
+		{ "noacl",	offsetof(struct bfs_mount_opts, noacl),		true },
 		{ "nodiscard",	offsetof(struct bfs_mount_opts, discard),	false },
 		{ "norecovery",	offsetof(struct bfs_mount_opts, no_replay),	true },
 		{ "noreplay",	offsetof(struct bfs_mount_opts, no_replay),	true },

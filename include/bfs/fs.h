@@ -195,6 +195,29 @@ ssize_t bfs_fs_getxattr(struct bfs_fs *fs, u64 ino, const char *name, void *valu
 ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size);
 int bfs_fs_removexattr(struct bfs_fs *fs, u64 ino, const char *name);
 
+/*
+ * POSIX ACLs (libcore/fs/acl.c), values in Linux's xattr form.  Permission
+ * checks are the caller's (the kernel's); this layer keeps the mode and the
+ * access ACL in step and does the inheritance of default ACLs.
+ *  bfs_fs_set_acl()  set (@value) or remove (NULL) the access or default
+ *                    ACL: -EINVAL malformed, -EACCES a default ACL on a
+ *                    non-directory; an access ACL sets the permission bits
+ *  bfs_fs_acl_chmod() after a chmod: the access ACL follows the new bits
+ *  bfs_fs_acl_new()  before creating in @dir: the mode of the new inode
+ *                    (*mode: the requested one, unmasked) and the ACLs it
+ *                    inherits; without a default ACL the umask applies
+ *  bfs_fs_acl_new_apply()  after the create: store what it inherited
+ */
+struct bfs_acl_new {
+	void	*access, *dflt;
+	size_t	access_len, dflt_len;
+};
+int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size);
+int bfs_fs_acl_chmod(struct bfs_fs *fs, u64 ino, u32 mode);
+int bfs_fs_acl_new(struct bfs_fs *fs, u64 dir, u32 *mode, u32 umask, struct bfs_acl_new *n);
+int bfs_fs_acl_new_apply(struct bfs_fs *fs, u64 ino, const struct bfs_acl_new *n);
+void bfs_fs_acl_new_free(struct bfs_acl_new *n);
+
 struct bfs_statfs {
 	u32	bsize;
 	u64	blocks, bfree, bavail;	/* in bsize units */

@@ -14,6 +14,7 @@
 #include <bfs/core.h>
 #include <bfs/dev.h>
 #include <bfs/fs.h>
+#include <bfs/fs_format.h>
 #include <bfs/log.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
@@ -1172,6 +1173,95 @@ START_TEST(test_inode_flags)
 }
 END_TEST
 
+/* an ACL value in Linux's xattr form: (tag, perm, id) triples */
+static size_t acl_value(u8 *buf, const u16 (*e)[3], size_t n)
+{
+	struct bfs_acl_header h = { .version = cpu_to_le32(BFS_ACL_VERSION) };
+	size_t i;
+
+	memcpy(buf, &h, sizeof(h));
+	for (i = 0; i < n; i++) {
+		struct bfs_acl_entry d = { .tag = cpu_to_le16(e[i][0]), .perm = cpu_to_le16(e[i][1]),
+					   .id = cpu_to_le32(e[i][2]) };
+
+		memcpy(buf + 4 + 8 * i, &d, sizeof(d));
+	}
+	return 4 + 8 * n;
+}
+
+START_TEST(test_acl)
+{
+	static const u16 named[][3] = {
+		{ BFS_ACL_USER_OBJ, 6, 0 }, { BFS_ACL_USER, 4, 4242 }, { BFS_ACL_GROUP_OBJ, 0, 0 },
+		{ BFS_ACL_MASK, 4, 0 }, { BFS_ACL_OTHER, 0, 0 },
+	};
+	static const u16 unsorted[][3] = {
+		{ BFS_ACL_USER_OBJ, 6, 0 }, { BFS_ACL_GROUP_OBJ, 0, 0 }, { BFS_ACL_USER, 4, 4242 },
+		{ BFS_ACL_MASK, 4, 0 }, { BFS_ACL_OTHER, 0, 0 },
+	};
+	static const u16 no_mask[][3] = {
+		{ BFS_ACL_USER_OBJ, 6, 0 }, { BFS_ACL_USER, 4, 4242 }, { BFS_ACL_GROUP_OBJ, 0, 0 },
+		{ BFS_ACL_OTHER, 0, 0 },
+	};
+	static const u16 base[][3] = {
+		{ BFS_ACL_USER_OBJ, 7, 0 }, { BFS_ACL_GROUP_OBJ, 5, 0 }, { BFS_ACL_OTHER, 4, 0 },
+	};
+	struct bfs_acl_new na;
+	struct bfs_stat st;
+	u8 buf[64], got[64];
+	u64 f, d;
+	u32 mode;
+	size_t n;
+
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0600);
+	d = mk(BFS_ROOT_INO, "d", S_IFDIR | 0755);
+	/* malformed: refused, nothing stored */
+	n = acl_value(buf, unsorted, 5);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), -EINVAL);
+	n = acl_value(buf, no_mask, 4);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), -EINVAL);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, 7), -EINVAL);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", NULL, 0), -ENODATA);
+	/* a named entry: stored, the group bits are the mask */
+	n = acl_value(buf, named, 5);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_uint_eq(st.mode & 0777, 0640);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", got, sizeof(got)),
+			 (ssize_t)n);
+	ck_assert(!memcmp(got, buf, n));
+	/* chmod moves the mask, not the group entry */
+	ck_assert_int_eq(bfs_fs_acl_chmod(fs, f, 0600), 0);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", got, sizeof(got)),
+			 (ssize_t)n);
+	ck_assert_uint_eq(got[4 + 3 * 8 + 2], 0);	/* mask perm */
+	ck_assert_uint_eq(got[4 + 1 * 8 + 2], 4);	/* user:4242 kept */
+	/* equivalent to the mode: not stored, the mode set */
+	n = acl_value(buf, base, 3);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), 0);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", NULL, 0), -ENODATA);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_uint_eq(st.mode & 0777, 0754);
+	/* default ACLs: directories only; inherited masked by the create mode, no umask */
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, true, buf, n), -EACCES);
+	mode = S_IFREG | 0666;
+	ck_assert_int_eq(bfs_fs_acl_new(fs, d, &mode, 077, &na), 0);
+	ck_assert_uint_eq(mode, S_IFREG | 0600);	/* the umask, no default ACL */
+	ck_assert_ptr_null(na.access);
+	n = acl_value(buf, named, 5);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, d, true, buf, n), 0);
+	mode = S_IFDIR | 0750;
+	ck_assert_int_eq(bfs_fs_acl_new(fs, d, &mode, 077, &na), 0);
+	ck_assert_uint_eq(mode, S_IFDIR | 0640);	/* 6 & 7, mask 4 & 5, other 0 & 0 */
+	ck_assert_ptr_nonnull(na.access);
+	ck_assert_ptr_nonnull(na.dflt);
+	ck_assert_uint_eq(na.dflt_len, n);
+	bfs_fs_acl_new_free(&na);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, d, true, NULL, 0), 0);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, d, "system.posix_acl_default", NULL, 0), -ENODATA);
+}
+END_TEST
+
 START_TEST(test_orphans_crash)
 {
 	struct bfs_dev *copy;
@@ -2068,6 +2158,7 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_orphans_forget);
 	tcase_add_test(tc, test_atime);
 	tcase_add_test(tc, test_inode_flags);
+	tcase_add_test(tc, test_acl);
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_xattr_64k_nodes);
