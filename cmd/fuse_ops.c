@@ -3,14 +3,20 @@
  * The FUSE low-level operations of bfs mount: each one translates a request
  * into one call of the filesystem API (include/bfs/fs.h) and replies.  The
  * kernel numbers inodes as we do (the root is 1), so FUSE inode numbers are
- * bfs inode numbers and no table is kept here: lookup counts are not
- * needed because an inode lives while it has a name or an open reference,
- * and the (ino, generation) pair is never reused.
+ * bfs inode numbers and no table is kept here.  Every entry the kernel gets
+ * (lookup, create, mknod, mkdir, symlink, link, readdirplus) takes a
+ * reference in the filesystem layer and FORGET drops them: an unlinked
+ * inode the kernel still knows lives on until then, so getattr on an open
+ * descriptor and the kernel's write-back of times after the last close
+ * find it (a removed inode would answer ENOENT, and syncfs(2) would fail
+ * with it).  Open files and directories hold a reference of their own.
+ * The (ino, generation) pair is never reused.
  *
  * What the kernel does for us (see the FUSE notes in bfs-mount(8)):
  * permission checks (default_permissions), clearing set-user-ID bits on
- * write (HANDLE_KILLPRIV off), O_APPEND offsets, flock and POSIX locks,
- * atime policy.
+ * write (HANDLE_KILLPRIV off), O_APPEND offsets, flock and POSIX locks.
+ * Not atime: FUSE marks its inodes S_NOATIME, so reads and listings that
+ * reach us update atime under the mount's policy (see atime_open()).
  */
 #include "fuse_ops.h"
 
@@ -18,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,14 +86,30 @@ static void fill_entry(fuse_req_t req, struct fuse_entry_param *e, const struct 
 	e->entry_timeout = fuse_of(req)->entry_timeout;
 }
 
+/* the kernel's reference for the entry it is given (FORGET drops it) */
+static int entry_ref(fuse_req_t req, const struct bfs_stat *b)
+{
+	return bfs_fs_inode_open(fs_of(req), b->ino);
+}
+
+/* (a reply frees @req, so what follows one takes the fs, not the request) */
+static void entry_unref(struct bfs_fs *fs, u64 ino)
+{
+	bfs_fs_inode_forget(fs, ino, 1);
+}
+
 static void reply_entry(fuse_req_t req, int ret, const struct bfs_stat *b)
 {
+	struct bfs_fs *fs = fs_of(req);
 	struct fuse_entry_param e;
 
+	if (!ret)
+		ret = entry_ref(req, b);
 	if (ret)
 		return reply_err(req, ret);
 	fill_entry(req, &e, b);
-	fuse_reply_entry(req, &e);
+	if (fuse_reply_entry(req, &e))
+		entry_unref(fs, b->ino);	/* interrupted: the kernel never got it */
 }
 
 static void reply_attr(fuse_req_t req, int ret, const struct bfs_stat *b)
@@ -135,6 +158,21 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* only this mount changes the filesystem, so caching is exact */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/*
+	 * POSIX ACLs, with the umask left to us: a default ACL replaces it.
+	 * Without both, ACLs stay off (f->acl).
+	 */
+	if (f->want_acl && (conn->capable & FUSE_CAP_POSIX_ACL) &&
+	    (conn->capable & FUSE_CAP_DONT_MASK)) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+		f->acl = true;
+	}
+	/* name_to_handle_at / open_by_handle_at, NFS re-export: see op_lookup() */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
+	/* lsattr -d and chattr on directories */
+	if (conn->capable & FUSE_CAP_IOCTL_DIR)
+		conn->want |= FUSE_CAP_IOCTL_DIR;
 	if (f->writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
 		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 		conn->time_gran = 1;
@@ -147,6 +185,18 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct bfs_stat st;
 	int ret;
 
+	/*
+	 * File handles (export support): the kernel finds an inode it no
+	 * longer caches by a lookup of "." in it, whatever its type, and the
+	 * parent of a directory by "..".  A removed inode is stale, as on
+	 * ext4, even while it is still open.
+	 */
+	if (!strcmp(name, ".")) {
+		ret = bfs_fs_getattr(fs_of(req), parent, &st);
+		if (!ret && !st.nlink)
+			ret = -ESTALE;
+		return reply_entry(req, ret, &st);
+	}
 	ret = bfs_fs_lookup(fs_of(req), parent, name, strlen(name), &st);
 	if (ret == -ENOENT) {
 		/* a negative entry: the kernel may cache the absence too */
@@ -158,14 +208,59 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	reply_entry(req, ret, &st);
 }
 
+/*
+ * FORGET can still be in flight on another thread when DESTROY closes the
+ * filesystem (it is the only request that can: umount needs the mount
+ * idle), so forgets and destroy exclude each other.
+ */
+static void forget_one(struct bfs_fuse *f, fuse_ino_t ino, uint64_t nlookup)
+{
+	/* the kernel's own reference to the root was never taken here */
+	if (ino != BFS_ROOT_INO)
+		bfs_fs_inode_forget(f->fs, ino, nlookup);
+}
+
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
+	struct bfs_fuse *f = fuse_of(req);
+
+	bfs_read_lock(&f->life);
+	if (f->fs)
+		forget_one(f, ino, nlookup);
+	bfs_rwlock_unlock(&f->life);
 	fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
+	struct bfs_fuse *f = fuse_of(req);
+	size_t i;
+
+	bfs_read_lock(&f->life);
+	for (i = 0; f->fs && i < count; i++)
+		forget_one(f, forgets[i].ino, forgets[i].nlookup);
+	bfs_rwlock_unlock(&f->life);
 	fuse_reply_none(req);
+}
+
+/*
+ * DESTROY: sent by the kernel at umount of a fuseblk mount, which waits for
+ * the reply before it releases the device; called by libfuse itself when
+ * the session ends otherwise.  Either way the filesystem is closed here,
+ * so that umount(8) of a block device returns with everything on disk.
+ */
+void bfs_fuse_close(struct bfs_fuse *f)
+{
+	bfs_write_lock(&f->life);
+	if (f->fs && f->close)
+		f->close(f->close_ctx);
+	f->fs = NULL;
+	bfs_rwlock_unlock(&f->life);
+}
+
+static void op_destroy(void *userdata)
+{
+	bfs_fuse_close(userdata);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -200,6 +295,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 {
 	struct bfs_setattr sa = { 0 };
 	struct bfs_stat st;
+	int ret;
 
 	if (to_set & FUSE_SET_ATTR_MODE) {
 		sa.valid |= BFS_SET_MODE;
@@ -218,7 +314,11 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		sa.size = (u64)attr->st_size;
 	}
 	setattr_times(&sa, attr, to_set);
-	reply_attr(req, bfs_fs_setattr(fs_of(req), ino, &sa, &st), &st);
+	ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+	/* the access ACL's owner, group-class and other entries follow chmod */
+	if (!ret && (sa.valid & BFS_SET_MODE) && fuse_of(req)->acl)
+		ret = bfs_fs_acl_chmod(fs_of(req), ino, sa.mode);
+	reply_attr(req, ret, &st);
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -233,6 +333,34 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
+/*
+ * POSIX ACLs on (f->acl): the kernel passes the mode unmasked
+ * (FUSE_CAP_DONT_MASK) and the caller's umask, and the filesystem layer
+ * decides: the parent's default ACL, or the umask.  After the create the
+ * inherited ACLs are stored; if that fails the new name goes again.
+ */
+static int acl_create_begin(fuse_req_t req, fuse_ino_t parent, u32 *mode, struct bfs_acl_new *na)
+{
+	memset(na, 0, sizeof(*na));
+	if (!fuse_of(req)->acl)
+		return 0;
+	return bfs_fs_acl_new(fs_of(req), parent, mode, fuse_req_ctx(req)->umask, na);
+}
+
+static int acl_create_end(fuse_req_t req, fuse_ino_t parent, const char *name, int ret,
+			  const struct bfs_stat *st, struct bfs_acl_new *na)
+{
+	if (!ret && (na->access || na->dflt)) {
+		ret = bfs_fs_acl_new_apply(fs_of(req), st->ino, na);
+		if (ret && S_ISDIR(st->mode))
+			bfs_fs_rmdir(fs_of(req), parent, name, strlen(name));
+		else if (ret)
+			bfs_fs_unlink(fs_of(req), parent, name, strlen(name));
+	}
+	bfs_fs_acl_new_free(na);
+	return ret;
+}
+
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		     dev_t rdev)
 {
@@ -241,9 +369,15 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	u32 m = mode;
 	int ret;
 
+	struct bfs_acl_new na;
+
 	ret = new_owner(req, parent, &m, &cr);
 	if (!ret)
-		ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, rdev, &cr, &st);
+		ret = acl_create_begin(req, parent, &m, &na);
+	if (ret)
+		return reply_err(req, ret);
+	ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, rdev, &cr, &st);
+	ret = acl_create_end(req, parent, name, ret, &st, &na);
 	reply_entry(req, ret, &st);
 }
 
@@ -254,9 +388,15 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	u32 m = mode | S_IFDIR;
 	int ret;
 
+	struct bfs_acl_new na;
+
 	ret = new_owner(req, parent, &m, &cr);
 	if (!ret)
-		ret = bfs_fs_mkdir(fs_of(req), parent, name, strlen(name), m, &cr, &st);
+		ret = acl_create_begin(req, parent, &m, &na);
+	if (ret)
+		return reply_err(req, ret);
+	ret = bfs_fs_mkdir(fs_of(req), parent, name, strlen(name), m, &cr, &st);
+	ret = acl_create_end(req, parent, name, ret, &st, &na);
 	reply_entry(req, ret, &st);
 }
 
@@ -307,12 +447,45 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 		    &st);
 }
 
+/*
+ * Reads served from the kernel's page cache never reach us, so atime
+ * would not move.  An open after which a read must update atime (relatime:
+ * the file changed since its last read, or a day went by; strictatime:
+ * always) drops the cached pages, so that the first read comes here.
+ */
+static bool atime_open(fuse_req_t req, fuse_ino_t ino, unsigned policy)
+{
+	struct bfs_stat st;
+
+	if (policy == BFS_ATIME_NEVER || fuse_of(req)->read_only)
+		return false;
+	return !bfs_fs_getattr(fs_of(req), ino, &st) && bfs_fs_atime_due(&st, policy);
+}
+
+/*
+ * After a read or a listing has been replied to (so @req is gone: the
+ * caller passes its bfs_fuse): record the access; an error fails nothing.
+ */
+static void atime_touch(struct bfs_fuse *f, fuse_ino_t ino, unsigned policy)
+{
+	if (policy != BFS_ATIME_NEVER && !f->read_only)
+		bfs_fs_touch_atime(f->fs, ino, policy);
+}
+
 /* open flags: page cache kept across opens (only we change the data) */
-static void set_open_flags(struct fuse_file_info *fi)
+static void set_open_flags(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	fi->fh = 0;
-	fi->keep_cache = 1;
-	fi->direct_io = !!(fi->flags & O_DIRECT);
+	fi->keep_cache = (fi->flags & O_ACCMODE) == O_WRONLY ||
+			 !atime_open(req, ino, fuse_of(req)->atime);
+	/*
+	 * Not direct_io for O_DIRECT opens: the kernel then does O_DIRECT
+	 * itself (writing back and dropping the cached range around each
+	 * direct request), which keeps the page cache coherent and lets mmap
+	 * work on the descriptor; direct_io would bypass the cache and leave
+	 * stale pages behind.
+	 */
+	fi->direct_io = 0;
 	/* nothing is buffered here, so close(2) needs no FLUSH round trip */
 	fi->noflush = 1;
 }
@@ -329,45 +502,86 @@ static int open_truncate(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_
 	return bfs_fs_setattr(fs_of(req), ino, &sa, &st);
 }
 
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/*
+ * What the VFS would refuse at open from the inode flags, had FUSE inodes
+ * carried them: writing to an immutable file, and writing other than by
+ * O_APPEND to an append-only one
+ */
+static int open_check_iflags(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_info *fi)
 {
+	bool writing = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	struct bfs_stat st;
 	int ret;
 
-	ret = open_truncate(req, ino, fi);
+	if (!writing)
+		return 0;
+	ret = bfs_fs_getattr(fs_of(req), ino, &st);
+	if (ret)
+		return ret;
+	if (st.flags & BFS_INODE_IMMUTABLE)
+		return -EPERM;
+	if ((st.flags & BFS_INODE_APPEND) && (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC)))
+		return -EPERM;
+	return 0;
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct bfs_fs *fs = fs_of(req);
+	int ret;
+
+	ret = open_check_iflags(req, ino, fi);
+	if (!ret)
+		ret = open_truncate(req, ino, fi);
 	if (!ret)
 		ret = bfs_fs_inode_open(fs_of(req), ino);
 	if (ret)
 		return reply_err(req, ret);
-	set_open_flags(fi);
+	set_open_flags(req, ino, fi);
 	if (fuse_reply_open(req, fi))
-		bfs_fs_inode_release(fs_of(req), ino);	/* the opener was interrupted */
+		bfs_fs_inode_release(fs, ino);	/* the opener was interrupted */
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
+	struct bfs_fs *fs = fs_of(req);
 	struct fuse_entry_param e;
 	struct bfs_creds cr;
 	struct bfs_stat st;
 	u32 m = (mode & ~S_IFMT) | S_IFREG;
 	int ret;
 
+	struct bfs_acl_new na;
+
 	ret = new_owner(req, parent, &m, &cr);
 	if (!ret)
-		ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, 0, &cr, &st);
-	if (!ret)
-		ret = bfs_fs_inode_open(fs_of(req), st.ino);
+		ret = acl_create_begin(req, parent, &m, &na);
 	if (ret)
 		return reply_err(req, ret);
+	ret = bfs_fs_mknod(fs_of(req), parent, name, strlen(name), m, 0, &cr, &st);
+	ret = acl_create_end(req, parent, name, ret, &st, &na);
+	if (!ret)
+		ret = entry_ref(req, &st);
+	if (ret)
+		return reply_err(req, ret);
+	ret = bfs_fs_inode_open(fs_of(req), st.ino);
+	if (ret) {
+		entry_unref(fs, st.ino);
+		return reply_err(req, ret);
+	}
 	fill_entry(req, &e, &st);
-	set_open_flags(fi);
-	if (fuse_reply_create(req, &e, fi))
-		bfs_fs_inode_release(fs_of(req), st.ino);
+	set_open_flags(req, st.ino, fi);
+	if (fuse_reply_create(req, &e, fi)) {
+		bfs_fs_inode_release(fs, st.ino);
+		entry_unref(fs, st.ino);
+	}
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
+	struct bfs_fuse *f = fuse_of(req);
 	ssize_t n;
 	char *buf;
 
@@ -377,10 +591,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (!buf)
 		return reply_err(req, -ENOMEM);
 	n = bfs_fs_read(fs_of(req), ino, buf, size, (u64)off);
-	if (n < 0)
+	if (n < 0) {
 		reply_err(req, n);
-	else
+	} else {
 		fuse_reply_buf(req, buf, (size_t)n);
+		atime_touch(f, ino, f->atime);
+	}
 	free(buf);
 }
 
@@ -412,18 +628,25 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	reply_err(req, bfs_fs_fsync(fs_of(req), ino, datasync != 0));
 }
 
+/* an open directory keeps its inode, as an open file does, after rmdir */
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct bfs_fs *fs = fs_of(req);
+	int ret = bfs_fs_inode_open(fs, ino);
+
+	if (ret)
+		return reply_err(req, ret);
 	fi->fh = 0;
 	/* the kernel drops its copy of a listing when it changes the directory */
 	fi->cache_readdir = 1;
-	fi->keep_cache = 1;
-	fuse_reply_open(req, fi);
+	fi->keep_cache = !atime_open(req, ino, fuse_of(req)->dir_atime);
+	if (fuse_reply_open(req, fi))
+		bfs_fs_inode_release(fs, ino);
 }
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, 0);
+	reply_err(req, bfs_fs_inode_release(fs_of(req), ino));
 }
 
 static mode_t dirent_mode(u32 type)
@@ -462,16 +685,19 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct dir_fill d = { .req = req, .size = size };
+	struct bfs_fuse *f = fuse_of(req);
 	int ret;
 
 	d.buf = malloc(size ? size : 1);
 	if (!d.buf)
 		return reply_err(req, -ENOMEM);
 	ret = bfs_fs_readdir(fs_of(req), ino, (u64)off, fill_one, &d);
-	if (ret < 0 && !d.used)
+	if (ret < 0 && !d.used) {
 		reply_err(req, ret);
-	else
+	} else {
 		fuse_reply_buf(req, d.buf, d.used);
+		atime_touch(f, ino, f->dir_atime);
+	}
 	free(d.buf);
 }
 
@@ -537,9 +763,11 @@ static size_t plus_emit(fuse_req_t req, char *buf, size_t size, const struct plu
 	/*
 	 * ino 0 hands the kernel a name without attributes (and without a
 	 * lookup reference): for "." and "..", and for an entry that went
-	 * away since it was listed.
+	 * away since it was listed.  Every other entry is a lookup: the
+	 * kernel will FORGET it.
 	 */
-	if (is_dot_or_dotdot(pe->name) || bfs_fs_getattr(fs_of(req), pe->ino, &st)) {
+	if (is_dot_or_dotdot(pe->name) || bfs_fs_getattr(fs_of(req), pe->ino, &st) ||
+	    entry_ref(req, &st)) {
 		memset(&e, 0, sizeof(e));
 		e.attr.st_ino = pe->ino;
 		e.attr.st_mode = dirent_mode(pe->type);
@@ -553,6 +781,7 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 			   struct fuse_file_info *fi)
 {
 	struct plus_fill p = { .req = req, .size = size };
+	struct bfs_fuse *f = fuse_of(req);
 	size_t used = 0, i;
 	char *buf;
 	int ret;
@@ -571,6 +800,7 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 		used += n;
 	}
 	fuse_reply_buf(req, buf, used);
+	atime_touch(f, ino, f->dir_atime);
 out:
 	free(buf);
 	free(p.ents);
@@ -606,17 +836,63 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 /* ---- extended attributes ---- */
 
 /*
- * POSIX ACLs are not supported: without FUSE_CAP_POSIX_ACL the kernel
- * would pass system.posix_acl_* through as plain xattrs and enforce none
- * of it, and a stored access ACL would not update the mode (cp -a sets
- * modes that way and would leave 0600 files).  Refusing them as a
- * filesystem mounted with noacl does makes tools fall back to chmod(2).
- * Supporting ACLs needs the filesystem layer to keep the mode in sync and
- * to inherit default ACLs; then this mount can enable FUSE_CAP_POSIX_ACL.
+ * POSIX ACLs: with FUSE_CAP_POSIX_ACL the kernel checks them (it reads
+ * them back with getxattr, which needs nothing special) and passes
+ * setfacl through as these xattrs; the filesystem layer keeps the mode in
+ * step.  A kernel without it would enforce none of it: the names are
+ * refused then, as on a filesystem mounted noacl, and tools fall back to
+ * chmod(2).
  */
 static bool is_acl(const char *name)
 {
 	return !strncmp(name, "system.posix_acl_", 17);
+}
+
+/* 1: access ACL, 2: default ACL, 0: neither */
+static int acl_kind(const char *name)
+{
+	if (!strcmp(name, "system.posix_acl_access"))
+		return 1;
+	return !strcmp(name, "system.posix_acl_default") ? 2 : 0;
+}
+
+/*
+ * A remount request (cmd/mount_remount.c): "ro" flushes everything and
+ * stops atime writes before the kernel makes the mount read-only; "rw"
+ * comes after the kernel made it writable again (only if the filesystem
+ * was opened read-write); commit= and the atime policy take effect at once.
+ */
+static int control_remount(struct bfs_fuse *f, const char *value, size_t size)
+{
+	struct bfs_mount_opts o;
+	char *list;
+	int ret = 0;
+
+	if (!size || size > 1024 || memchr(value, '\0', size))
+		return -EINVAL;
+	list = strndup(value, size);
+	if (!list)
+		return -ENOMEM;
+	bfs_mount_opts_init(&o);
+	if (bfs_mount_opts_parse(&o, list, "bfs mount (remount)"))
+		ret = -EINVAL;
+	else if (!o.read_only && f->opened_ro)
+		ret = -EROFS;
+	if (!ret && o.read_only && !f->read_only) {
+		f->read_only = true;
+		ret = bfs_fs_sync(f->fs);
+	} else if (!ret && !o.read_only) {
+		f->read_only = false;
+	}
+	if (!ret) {
+		f->atime = o.atime;
+		f->dir_atime = o.nodiratime ? BFS_ATIME_NEVER : o.atime;
+		ret = bfs_fs_set_commit_interval(f->fs, o.commit_secs ? 1000 * o.commit_secs :
+						 bfs_fs_commit_default_ms(f->fs, 1000 * BFS_MOUNT_COMMIT_DEFAULT));
+	}
+	bfs_mount_opts_free(&o);
+	free(list);
+	return ret;
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
@@ -624,8 +900,13 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 {
 	unsigned bflags = 0;
 
-	if (is_acl(name))
+	if (ino == BFS_ROOT_INO && !strcmp(name, BFS_FUSE_CTL_REMOUNT))
+		return reply_err(req, control_remount(fuse_of(req), value, size));
+	if (is_acl(name) && (!fuse_of(req)->acl || !acl_kind(name)))
 		return reply_err(req, -EOPNOTSUPP);
+	if (is_acl(name))
+		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, acl_kind(name) == 2, value,
+						     size));
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
 		return reply_err(req, -EINVAL);
 	if (flags & XATTR_CREATE)
@@ -651,7 +932,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	char *buf = NULL;
 	ssize_t n;
 
-	if (is_acl(name))
+	if (is_acl(name) && !fuse_of(req)->acl)
 		return reply_err(req, -EOPNOTSUPP);
 	if (size && !(buf = malloc(size)))
 		return reply_err(req, -ENOMEM);
@@ -674,8 +955,10 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	if (is_acl(name))
+	if (is_acl(name) && (!fuse_of(req)->acl || !acl_kind(name)))
 		return reply_err(req, -EOPNOTSUPP);
+	if (is_acl(name))
+		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, acl_kind(name) == 2, NULL, 0));
 	reply_err(req, bfs_fs_removexattr(fs_of(req), ino, name));
 }
 
@@ -761,8 +1044,114 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	fuse_reply_lseek(req, (off_t)s.data);
 }
 
+/* ---- FS_IOC_GETFLAGS / SETFLAGS: lsattr and chattr ---- */
+
+static const struct {
+	u32	fs_flag;	/* FS_*_FL (FS_IOC_GETFLAGS) */
+	u32	xflag;		/* FS_XFLAG_* (FS_IOC_FSGETXATTR) */
+	u32	bfs_flag;	/* BFS_INODE_* */
+} iflag_map[] = {
+	{ FS_IMMUTABLE_FL, FS_XFLAG_IMMUTABLE,	BFS_INODE_IMMUTABLE },
+	{ FS_APPEND_FL,	   FS_XFLAG_APPEND,	BFS_INODE_APPEND },
+	{ FS_NODUMP_FL,	   FS_XFLAG_NODUMP,	BFS_INODE_NODUMP },
+	{ FS_NOATIME_FL,   FS_XFLAG_NOATIME,	BFS_INODE_NOATIME },
+};
+
+static u32 iflags_to(u32 bfs_flags, bool xflags)
+{
+	u32 out = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(iflag_map); i++)
+		if (bfs_flags & iflag_map[i].bfs_flag)
+			out |= xflags ? iflag_map[i].xflag : iflag_map[i].fs_flag;
+	return out;
+}
+
+/* -EOPNOTSUPP for flags we do not have (ext4's extents, compression...) */
+static int iflags_from(u32 in, bool xflags, u32 *bfs_flags)
+{
+	size_t i;
+
+	*bfs_flags = 0;
+	for (i = 0; i < ARRAY_SIZE(iflag_map); i++) {
+		u32 f = xflags ? iflag_map[i].xflag : iflag_map[i].fs_flag;
+
+		if (in & f) {
+			*bfs_flags |= iflag_map[i].bfs_flag;
+			in &= ~f;
+		}
+	}
+	return in ? -EOPNOTSUPP : 0;
+}
+
+static void iflags_set(fuse_req_t req, fuse_ino_t ino, u32 in, bool xflags)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_FLAGS };
+	struct bfs_stat st;
+	int ret;
+
+	ret = iflags_from(in, xflags, &sa.flags);
+	if (!ret)
+		ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+	if (ret)
+		return reply_err(req, ret);
+	fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
+/*
+ * The kernel sends these from its fileattr code (chattr's SETFLAGS reads
+ * the old flags with FSGETXATTR first), with the argument sized as the
+ * kernel uses it (4 bytes for the flags, not the long the ioctl number
+ * claims), after checking ownership and CAP_LINUX_IMMUTABLE.
+ */
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	struct fsxattr fx;
+	struct bfs_stat st;
+	u32 fsf;
+	int ret;
+
+	switch (cmd) {
+	case FS_IOC_GETFLAGS:
+	case FS_IOC_FSGETXATTR:
+		if (out_bufsz < (cmd == FS_IOC_GETFLAGS ? sizeof(fsf) : sizeof(fx)))
+			return reply_err(req, -EINVAL);
+		ret = bfs_fs_getattr(fs_of(req), ino, &st);
+		if (ret)
+			return reply_err(req, ret);
+		if (cmd == FS_IOC_GETFLAGS) {
+			fsf = iflags_to(st.flags, false);
+			fuse_reply_ioctl(req, 0, &fsf, sizeof(fsf));
+			return;
+		}
+		memset(&fx, 0, sizeof(fx));
+		fx.fsx_xflags = iflags_to(st.flags, true);
+		fuse_reply_ioctl(req, 0, &fx, sizeof(fx));
+		return;
+	case FS_IOC_SETFLAGS:
+		if (in_bufsz < sizeof(fsf))
+			return reply_err(req, -EINVAL);
+		memcpy(&fsf, in_buf, sizeof(fsf));
+		return iflags_set(req, ino, fsf, false);
+	case FS_IOC_FSSETXATTR:
+		if (in_bufsz < sizeof(fx))
+			return reply_err(req, -EINVAL);
+		memcpy(&fx, in_buf, sizeof(fx));
+		/* no extent size hints, project ids or CoW hints here */
+		if (fx.fsx_extsize || fx.fsx_projid || fx.fsx_cowextsize)
+			return reply_err(req, -EOPNOTSUPP);
+		return iflags_set(req, ino, fx.fsx_xflags, true);
+	default:
+		reply_err(req, -ENOTTY);
+	}
+}
+
 const struct fuse_lowlevel_ops bfs_fuse_ops = {
 	.init		= op_init,
+	.destroy	= op_destroy,
 	.lookup		= op_lookup,
 	.forget		= op_forget,
 	.forget_multi	= op_forget_multi,
@@ -795,4 +1184,5 @@ const struct fuse_lowlevel_ops bfs_fuse_ops = {
 	.removexattr	= op_removexattr,
 	.fallocate	= op_fallocate,
 	.lseek		= op_lseek,
+	.ioctl		= op_ioctl,
 };

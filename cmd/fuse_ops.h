@@ -20,8 +20,20 @@
 #include <stdbool.h>
 
 #include <bfs/fs.h>
+#include <bfs/os.h>
+
+/* the FUSE subtype: /proc/mounts says fuse.bcowfs (fuseblk.bcowfs for block devices) */
+#define BFS_FUSE_SUBTYPE	BFS_FS_TYPE
+
+/*
+ * Remount requests reach the mount process as a setxattr of this name on
+ * the root of the mount, with a -o list as the value ("ro,commit=5,...");
+ * trusted.*: the kernel lets only CAP_SYS_ADMIN set it.  Never stored.
+ */
+#define BFS_FUSE_CTL_REMOUNT	"trusted.bcowfs.remount"
 
 struct bfs_mount_opts {
+	bool	remount;	/* change a running mount (cmd/mount_remount.c) */
 	bool	read_only;
 	bool	no_replay;	/* norecovery: ro, journal not replayed */
 	bool	allow_other;
@@ -29,12 +41,20 @@ struct bfs_mount_opts {
 	bool	writeback;	/* FUSE_CAP_WRITEBACK_CACHE */
 	bool	debug;
 	bool	clone_fd;
+	bool	discard;	/* discard freed data buckets (in batches) */
+	bool	noacl;		/* POSIX ACLs off */
 	unsigned max_threads;
 	u64	cache_bytes;	/* btree node cache, 0 = the library's default */
 	double	attr_timeout;	/* seconds */
 	double	entry_timeout;
+	unsigned commit_secs;	/* periodic commit interval, 0 = BFS_MOUNT_COMMIT_DEFAULT */
+	unsigned atime;		/* BFS_ATIME_*: relatime (default), strictatime, noatime */
+	bool	nodiratime;	/* directories: no atime updates */
 	char	*kernel_opts;	/* mount flags passed on to FUSE (nodev, noexec...) */
 };
+
+/* ext4's default commit interval: at most this much unsynced work is lost in a crash */
+#define BFS_MOUNT_COMMIT_DEFAULT	5
 
 /* defaults: rw, default_permissions, 10 threads, 1 s caching, no writeback */
 void bfs_mount_opts_init(struct bfs_mount_opts *o);
@@ -44,16 +64,32 @@ void bfs_mount_opts_free(struct bfs_mount_opts *o);
  * after printing what is wrong to stderr prefixed by @who
  */
 int bfs_mount_opts_parse(struct bfs_mount_opts *o, const char *list, const char *who);
+/*
+ * -o remount: apply @o to the bfs mount at @dir, in the kernel and in its
+ * mount process; 0, or -1 after printing why not
+ */
+int bfs_mount_remount(const char *who, const char *dir, const struct bfs_mount_opts *o);
 
 /* what every operation needs, passed to fuse_session_new() as userdata */
 struct bfs_fuse {
-	struct bfs_fs	*fs;
+	struct bfs_fs	*fs;		/* NULL once DESTROY has closed it */
+	bfs_rwlock	life;		/* FORGET (read) against DESTROY (write) */
+	/* DESTROY: close the filesystem and the device (mount.c) */
+	void		(*close)(void *ctx);
+	void		*close_ctx;
 	double		attr_timeout;
 	double		entry_timeout;
 	bool		writeback;
-	bool		read_only;
+	bool		read_only;	/* now (remount,ro sets it) */
+	bool		opened_ro;	/* the filesystem is open read-only: no remount,rw */
+	bool		want_acl;	/* -o acl (the default) */
+	bool		acl;		/* POSIX ACLs on: the kernel has both capabilities */
+	unsigned	atime;		/* BFS_ATIME_* for files */
+	unsigned	dir_atime;	/* and for directories */
 };
 
 extern const struct fuse_lowlevel_ops bfs_fuse_ops;
+/* close the filesystem now (DESTROY does it too; later calls do nothing) */
+void bfs_fuse_close(struct bfs_fuse *f);
 
 #endif /* BFS_FUSE_OPS_H */

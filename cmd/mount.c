@@ -47,11 +47,13 @@ struct mount_run {
 	struct bfs_mount_opts opts;
 	bool		foreground;
 	bool		verbose;
+	bool		blkdev;		/* fuseblk: the kernel holds the device (root only) */
 	int		ready_fd;	/* pipe to the waiting parent, or -1 */
 	struct bfs_dev	*dev;
 	struct bfs_fs	*fs;
 	struct fuse_session *se;
 	struct bfs_fuse	fuse;
+	int		close_status;	/* BFS_EXIT_ERROR if closing failed */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -167,6 +169,13 @@ static int open_device(struct mount_run *m)
 	unsigned flags = m->opts.read_only ? BFS_DEV_RDONLY : BFS_DEV_EXCL;
 	int ret;
 
+	/*
+	 * fuseblk: the mount claims the device exclusively in the kernel
+	 * (keeping mkfs, fsck and other mounts out, as for any block device
+	 * filesystem); an O_EXCL open of ours would make that claim fail.
+	 */
+	if (m->blkdev && !m->opts.read_only)
+		flags = 0;
 	ret = bfs_dev_open(m->device, flags, &m->dev);
 	if (ret == -EBUSY)
 		return run_error(m, "'%s' is in use by another bfs command or mount", m->device);
@@ -198,12 +207,34 @@ static int check_super(struct mount_run *m)
 	return 0;
 }
 
+/* close the filesystem cleanly and the device (from DESTROY, or finish()) */
+static void close_fs(void *ctx)
+{
+	struct mount_run *m = ctx;
+	int ret;
+
+	if (m->fs) {
+		ret = bfs_fs_close(m->fs);
+		m->fs = NULL;
+		if (ret) {
+			bfs_err("%s: closing the filesystem failed: %s", m->device, strerror(-ret));
+			m->close_status = BFS_EXIT_ERROR;
+		}
+	}
+	if (m->dev)
+		bfs_dev_close(m->dev);
+	m->dev = NULL;
+}
+
 static int open_fs(struct mount_run *m)
 {
 	struct bfs_fs_opts fo = {
 		.read_only = m->opts.read_only,
 		.no_replay = m->opts.no_replay,
 		.cache_bytes = m->opts.cache_bytes,
+		.commit_ms = 1000 * m->opts.commit_secs,
+		.commit_default_ms = 1000 * BFS_MOUNT_COMMIT_DEFAULT,
+		.discard = m->opts.discard,
 	};
 	int ret;
 
@@ -223,10 +254,16 @@ static int open_fs(struct mount_run *m)
 		return run_error(m, "cannot open the filesystem on '%s': %s", m->device,
 				 strerror(-ret));
 	m->fuse.fs = m->fs;
+	m->fuse.close = close_fs;
+	m->fuse.close_ctx = m;
 	m->fuse.attr_timeout = m->opts.attr_timeout;
 	m->fuse.entry_timeout = m->opts.entry_timeout;
 	m->fuse.writeback = m->opts.writeback;
 	m->fuse.read_only = m->opts.read_only;
+	m->fuse.opened_ro = fo.read_only;
+	m->fuse.want_acl = !m->opts.noacl;
+	m->fuse.atime = m->opts.atime;
+	m->fuse.dir_atime = m->opts.nodiratime ? BFS_ATIME_NEVER : m->opts.atime;
 	return 0;
 }
 
@@ -244,11 +281,13 @@ static char *fuse_option_string(const struct mount_run *m)
 
 	if (asprintf(&fsname, "fsname=%s", m->device) < 0)
 		return NULL;
-	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=bcowfs") ||
+	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=" BFS_FUSE_SUBTYPE) ||
+	      (m->blkdev && fuse_opt_add_opt(&s, "blkdev")) ||
 	      fuse_opt_add_opt(&s, "default_permissions") ||
 	      fuse_opt_add_opt(&s, m->opts.read_only ? "ro" : "rw") ||
 	      (m->opts.allow_other && fuse_opt_add_opt(&s, "allow_other")) ||
 	      (m->opts.allow_root && fuse_opt_add_opt(&s, "allow_root")) ||
+	      (m->opts.atime == BFS_ATIME_NEVER && fuse_opt_add_opt(&s, "noatime")) ||
 	      (m->opts.kernel_opts && fuse_opt_add_opt(&s, m->opts.kernel_opts));
 	free(fsname);
 	if (bad) {
@@ -306,31 +345,25 @@ static int serve(struct mount_run *m)
 	return ret;
 }
 
-/* unmount (if still mounted), close the filesystem cleanly, free */
+/*
+ * Close the filesystem cleanly (unless DESTROY did), unmount if still
+ * mounted, free.  The close comes first: no request is served any more
+ * once the loop has ended, and a fuseblk mount releases the device at
+ * unmount, when it must already be consistent for the next user.
+ */
 static int finish(struct mount_run *m, int status)
 {
-	int ret;
-
 	if (m->se) {
 		fuse_remove_signal_handlers(m->se);
+		bfs_fuse_close(&m->fuse);
 		fuse_session_unmount(m->se);
 		fuse_session_destroy(m->se);
 		m->se = NULL;
 	}
-	if (m->fs) {
-		ret = bfs_fs_close(m->fs);
-		m->fs = NULL;
-		if (ret) {
-			bfs_err("%s: closing the filesystem failed: %s", m->device, strerror(-ret));
-			if (!status)
-				status = BFS_EXIT_ERROR;
-		}
-	}
-	if (m->dev)
-		bfs_dev_close(m->dev);
-	m->dev = NULL;
+	close_fs(m);
+	bfs_rwlock_destroy(&m->fuse.life);
 	bfs_mount_opts_free(&m->opts);
-	return status;
+	return status ? status : m->close_status;
 }
 
 static int resolve_paths(struct mount_run *m, const char *device, const char *dir)
@@ -340,6 +373,12 @@ static int resolve_paths(struct mount_run *m, const char *device, const char *di
 	/* absolute: the mount table's source must match what probe.c looks for */
 	if (!realpath(device, m->device))
 		return run_error(m, "cannot open '%s': %s", device, strerror(errno));
+	/*
+	 * A block device mounted by root is a fuseblk mount, whose umount
+	 * waits for DESTROY, i.e. for the filesystem to be closed (fusermount3
+	 * does not mount fuseblk for other users)
+	 */
+	m->blkdev = !stat(m->device, &st) && S_ISBLK(st.st_mode) && geteuid() == 0;
 	if (!realpath(dir, m->mountpoint) || stat(m->mountpoint, &st))
 		return run_error(m, "mount point '%s': %s", dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
@@ -405,6 +444,7 @@ static int cmd_mount(const struct bfs_cmd *cmd, int argc, char **argv)
 	int c;
 
 	bfs_mount_opts_init(&m.opts);
+	bfs_rwlock_init(&m.fuse.life);
 	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -427,6 +467,10 @@ static int cmd_mount(const struct bfs_cmd *cmd, int argc, char **argv)
 			finish(&m, 0);
 			return bfs_cmd_usage_error(cmd, "bad option");
 		}
+	}
+	if (m.opts.remount && (argc - optind == 1 || argc - optind == 2)) {
+		c = bfs_mount_remount(m.who, argv[argc - 1], &m.opts) ? BFS_EXIT_ERROR : BFS_EXIT_OK;
+		return finish(&m, c);
 	}
 	if (optind + 2 != argc) {
 		finish(&m, 0);
@@ -459,10 +503,18 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  max_threads=N       FUSE worker threads (default 10)\n"
 	"  attr_timeout=SECS   how long the kernel caches attributes (default 1)\n"
 	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
+	"  commit=SECS         make everything durable this often (default 5)\n"
+	"  discard             discard freed space (in batches, at each commit)\n"
+	"  noacl               no POSIX ACLs (acl, the default, has them)\n"
+	"  remount             change the running mount at MOUNTPOINT (ro, rw, commit=,\n"
+	"                      atime options)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"
 	"  clone_fd            one /dev/fuse descriptor per thread\n"
 	"  debug               print every FUSE request (implies -f)\n"
-	"  nosuid, nodev, noexec, sync, dirsync, noatime ...  passed to the kernel\n"
+	"  relatime            atime on reads after a change or a day (the default);\n"
+	"                      strictatime: on every read; noatime: never\n"
+	"  nodiratime          no atime updates on directory listings\n"
+	"  nosuid, nodev, noexec, sync, dirsync ...  passed to the kernel\n"
 	"\nPermissions are always checked by the kernel (default_permissions).\n"
 	"Unmount with umount(8) or fusermount3 -u, or send SIGTERM: the filesystem is\n"
 	"closed cleanly.  See bfs-mount(8).\n",
@@ -484,6 +536,7 @@ static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
 	int c;
 
 	bfs_mount_opts_init(&m.opts);
+	bfs_rwlock_init(&m.fuse.life);
 	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -514,6 +567,9 @@ static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
 	}
 	if (fake)
 		return finish(&m, BFS_EXIT_OK);
+	if (m.opts.remount)
+		return finish(&m, bfs_mount_remount(m.who, argv[optind + 1], &m.opts) ?
+			      MOUNT_EX_FAIL : BFS_EXIT_OK);
 	return do_mount(&m, argv[optind], argv[optind + 1]);
 }
 

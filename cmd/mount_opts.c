@@ -18,20 +18,50 @@
 
 /* mount flags the kernel applies to the FUSE mount itself */
 static const char *const kernel_flags[] = {
-	"suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async", "dirsync",
-	"atime", "noatime", "diratime", "nodiratime", NULL,
+	"suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async", "dirsync", NULL,
 };
 
 /*
- * mount(8) and fstab options without a meaning here: atime policy is the
- * filesystem's (it keeps atime as written by utimensat(2)), the others are
- * for mount(8) itself
+ * mount(8) and fstab options without a meaning here: they are for mount(8)
+ * itself, or (lazytime) describe what the periodic commit does anyway
  */
 static const char *const ignored[] = {
 	"defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group", "nofail",
-	"_netdev", "loop", "relatime", "norelatime", "strictatime", "nostrictatime",
-	"lazytime", "nolazytime", "default_permissions", NULL,
+	"_netdev", "loop", "lazytime", "nolazytime", "default_permissions", NULL,
 };
+
+/*
+ * The atime policy is the daemon's: FUSE marks every inode S_NOATIME, so
+ * the kernel never updates atime itself.  noatime also goes to the kernel,
+ * for /proc/mounts to say it.
+ */
+static int atime_opt(struct bfs_mount_opts *o, const char *opt)
+{
+	static const struct {
+		const char *name;
+		unsigned policy;
+	} policies[] = {
+		{ "relatime",	   BFS_ATIME_RELATIME },
+		{ "nostrictatime", BFS_ATIME_RELATIME },
+		{ "atime",	   BFS_ATIME_RELATIME },	/* "not noatime": the default */
+		{ "strictatime",   BFS_ATIME_STRICT },
+		{ "norelatime",	   BFS_ATIME_STRICT },
+		{ "noatime",	   BFS_ATIME_NEVER },
+	};
+	size_t i;
+
+	if (!strcmp(opt, "diratime") || !strcmp(opt, "nodiratime")) {
+		o->nodiratime = opt[0] == 'n';
+		return 1;
+	}
+	for (i = 0; i < ARRAY_SIZE(policies); i++) {
+		if (!strcmp(opt, policies[i].name)) {
+			o->atime = policies[i].policy;
+			return 1;
+		}
+	}
+	return 0;
+}
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -81,6 +111,20 @@ static int parse_threads(const char *s, unsigned *out)
 	return 0;
 }
 
+/* commit=N: whole seconds as ext4 takes them, 0 for the default */
+static int parse_commit(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > 86400)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
+
 void bfs_mount_opts_init(struct bfs_mount_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -102,6 +146,7 @@ static bool flag_opt(struct bfs_mount_opts *o, const char *opt)
 		size_t off;
 		bool val;
 	} flags[] = {
+		{ "remount",	offsetof(struct bfs_mount_opts, remount),	true },
 		{ "ro",		offsetof(struct bfs_mount_opts, read_only),	true },
 		{ "rw",		offsetof(struct bfs_mount_opts, read_only),	false },
 		{ "allow_other", offsetof(struct bfs_mount_opts, allow_other),	true },
@@ -111,6 +156,10 @@ static bool flag_opt(struct bfs_mount_opts *o, const char *opt)
 		{ "nowriteback", offsetof(struct bfs_mount_opts, writeback),	false },
 		{ "debug",	offsetof(struct bfs_mount_opts, debug),		true },
 		{ "clone_fd",	offsetof(struct bfs_mount_opts, clone_fd),	true },
+		{ "discard",	offsetof(struct bfs_mount_opts, discard),	true },
+		{ "acl",	offsetof(struct bfs_mount_opts, noacl),		false },
+		{ "noacl",	offsetof(struct bfs_mount_opts, noacl),		true },
+		{ "nodiscard",	offsetof(struct bfs_mount_opts, discard),	false },
 		{ "norecovery",	offsetof(struct bfs_mount_opts, no_replay),	true },
 		{ "noreplay",	offsetof(struct bfs_mount_opts, no_replay),	true },
 	};
@@ -136,6 +185,8 @@ static int value_opt(struct bfs_mount_opts *o, const char *name, const char *val
 		return parse_seconds(val, &o->attr_timeout);
 	if (!strcmp(name, "entry_timeout"))
 		return parse_seconds(val, &o->entry_timeout);
+	if (!strcmp(name, "commit"))
+		return parse_commit(val, &o->commit_secs);
 	return -ENOENT;
 }
 
@@ -147,8 +198,15 @@ static int parse_one(struct bfs_mount_opts *o, char *opt, const char *who)
 	if (!*opt || flag_opt(o, opt) || in_list(ignored, opt) || !strncmp(opt, "x-", 2) ||
 	    !strncmp(opt, "X-", 2) || !strncmp(opt, "comment=", 8) || !strncmp(opt, "user=", 5))
 		return 0;
+	/* set by FUSE itself: mount(8) passes them back from /proc/mounts on remount */
+	if (!strncmp(opt, "user_id=", 8) || !strncmp(opt, "group_id=", 9) ||
+	    !strncmp(opt, "rootmode=", 9) || !strncmp(opt, "blksize=", 8) ||
+	    !strncmp(opt, "max_read=", 9))
+		return 0;
 	if (in_list(kernel_flags, opt))
 		return add_kernel_opt(o, opt) ? -1 : 0;
+	if (atime_opt(o, opt))
+		return 0;
 	if (!strncmp(opt, "fsname=", 7) || !strncmp(opt, "subtype=", 8)) {
 		fprintf(stderr, "%s: mount option '%s' cannot be set: the source is always the "
 			"device and the type fuse.bcowfs\n", who, opt);

@@ -14,8 +14,9 @@
  *    never stored.
  *  - Permission checks are the caller's (the kernel does them with FUSE's
  *    default_permissions); this layer enforces filesystem semantics only
- *    (types, emptiness, loops, link limits, sticky/immutable flags are the
- *    caller's too).
+ *    (types, emptiness, loops, link limits, and the immutable and
+ *    append-only flags, which the kernel does not know for FUSE inodes;
+ *    sticky bits are the caller's too).
  *  - Every modifying call is one atomic transaction.  It is durable after
  *    bfs_fs_fsync() of the inode (or its directory, for entries),
  *    bfs_fs_sync() or a clean bfs_fs_close().
@@ -56,6 +57,16 @@ struct bfs_fs_opts {
 	void	*journal_finding_ctx;
 	/* migrate: buckets held for bfs_fs_import_*() (bitmap; see bfs/import.h) */
 	const u64 *avoid_buckets;
+	/*
+	 * Read-write opens: make everything done so far durable every this
+	 * many milliseconds (ext4's commit=), so that work nobody fsync'd is
+	 * lost only up to one interval back.  0: only fsync/sync/close do.
+	 */
+	u32	commit_ms;
+	/* with commit_ms 0: the superblock's interval (set-option commit=), else this */
+	u32	commit_default_ms;
+	/* discard data buckets once their emptying is durable (-o discard) */
+	bool	discard;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
@@ -63,6 +74,10 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 int bfs_fs_close(struct bfs_fs *fs);
 /* make everything done so far durable (sync(2)) */
 int bfs_fs_sync(struct bfs_fs *fs);
+/* change the periodic commit interval (0 stops it); read-only: nothing to do */
+/* the interval a commit_ms of 0 means for @fs: the superblock's, else @fallback_ms */
+u32 bfs_fs_commit_default_ms(struct bfs_fs *fs, u32 fallback_ms);
+int bfs_fs_set_commit_interval(struct bfs_fs *fs, u32 ms);
 
 struct bfs_stat {
 	u64	ino;
@@ -147,9 +162,31 @@ typedef int (*bfs_filldir_fn)(void *ctx, const char *name, size_t len, u64 ino, 
 			      u64 next_cookie);
 int bfs_fs_readdir(struct bfs_fs *fs, u64 dir, u64 cookie, bfs_filldir_fn fn, void *ctx);
 
-/* open-file references keep unlinked inodes alive */
+/*
+ * References keep unlinked inodes alive: one per open file or directory,
+ * and (the FUSE mount) one per lookup the kernel has not forgotten, so that
+ * an inode the kernel still knows answers getattr, setattr and write-back
+ * until its FORGET.  _open takes one (-ENOENT if the inode is gone),
+ * _release drops one, _forget drops @n; the last one frees an unlinked
+ * inode.
+ */
 int bfs_fs_inode_open(struct bfs_fs *fs, u64 ino);
 int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino);
+int bfs_fs_inode_forget(struct bfs_fs *fs, u64 ino, u64 n);
+
+/*
+ * Access times (libcore/fs/atime.c).  Reads do not change atime by
+ * themselves; the caller reports an access with bfs_fs_touch_atime(),
+ * which applies @policy (and the inode's BFS_INODE_NOATIME flag):
+ * relatime updates atime when it is not after mtime or ctime, or a day
+ * old; strictatime always; never: no update.
+ */
+#define BFS_ATIME_RELATIME	0
+#define BFS_ATIME_STRICT	1
+#define BFS_ATIME_NEVER		2
+/* would an access now change atime? (to tell whether the access must reach us) */
+bool bfs_fs_atime_due(const struct bfs_stat *st, unsigned policy);
+int bfs_fs_touch_atime(struct bfs_fs *fs, u64 ino, unsigned policy);
 
 /* data: holes read as zeros; a checksum mismatch is -EIO, never wrong data */
 ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off);
@@ -172,6 +209,29 @@ ssize_t bfs_fs_getxattr(struct bfs_fs *fs, u64 ino, const char *name, void *valu
 /* NUL-separated names; size == 0 returns the size needed */
 ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size);
 int bfs_fs_removexattr(struct bfs_fs *fs, u64 ino, const char *name);
+
+/*
+ * POSIX ACLs (libcore/fs/acl.c), values in Linux's xattr form.  Permission
+ * checks are the caller's (the kernel's); this layer keeps the mode and the
+ * access ACL in step and does the inheritance of default ACLs.
+ *  bfs_fs_set_acl()  set (@value) or remove (NULL) the access or default
+ *                    ACL: -EINVAL malformed, -EACCES a default ACL on a
+ *                    non-directory; an access ACL sets the permission bits
+ *  bfs_fs_acl_chmod() after a chmod: the access ACL follows the new bits
+ *  bfs_fs_acl_new()  before creating in @dir: the mode of the new inode
+ *                    (*mode: the requested one, unmasked) and the ACLs it
+ *                    inherits; without a default ACL the umask applies
+ *  bfs_fs_acl_new_apply()  after the create: store what it inherited
+ */
+struct bfs_acl_new {
+	void	*access, *dflt;
+	size_t	access_len, dflt_len;
+};
+int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size);
+int bfs_fs_acl_chmod(struct bfs_fs *fs, u64 ino, u32 mode);
+int bfs_fs_acl_new(struct bfs_fs *fs, u64 dir, u32 *mode, u32 umask, struct bfs_acl_new *n);
+int bfs_fs_acl_new_apply(struct bfs_fs *fs, u64 ino, const struct bfs_acl_new *n);
+void bfs_fs_acl_new_free(struct bfs_acl_new *n);
 
 struct bfs_statfs {
 	u32	bsize;

@@ -151,4 +151,31 @@ struct bfs_xattr_data_v {
 };
 BFS_STATIC_SIZE(struct bfs_xattr_data_v, 8);
 
+/*
+ * POSIX ACLs: the value of the posix_acl_access and posix_acl_default
+ * xattrs is Linux's xattr form of an ACL (what getfacl reads): a header,
+ * then entries sorted by tag, and by id within BFS_ACL_USER and
+ * BFS_ACL_GROUP.  An access ACL equivalent to the mode bits is not stored.
+ */
+#define BFS_ACL_VERSION		2
+#define BFS_ACL_USER_OBJ	0x01
+#define BFS_ACL_USER		0x02
+#define BFS_ACL_GROUP_OBJ	0x04
+#define BFS_ACL_GROUP		0x08
+#define BFS_ACL_MASK		0x10
+#define BFS_ACL_OTHER		0x20
+#define BFS_ACL_MAX_ENTRIES	1024
+
+struct bfs_acl_header {
+	__le32	version;		/*  0: BFS_ACL_VERSION */
+};
+BFS_STATIC_SIZE(struct bfs_acl_header, 4);
+
+struct bfs_acl_entry {
+	__le16	tag;			/*  0: BFS_ACL_* */
+	__le16	perm;			/*  2: rwx bits, 0..7 */
+	__le32	id;			/*  4: uid or gid (USER, GROUP), else ignored */
+};
+BFS_STATIC_SIZE(struct bfs_acl_entry, 8);
+
 #endif /* BFS_FS_FORMAT_H */

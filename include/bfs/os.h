@@ -84,6 +84,20 @@ static inline void bfs_cond_init(bfs_cond *c) { pthread_cond_init(c, NULL); }
 static inline void bfs_cond_destroy(bfs_cond *c) { pthread_cond_destroy(c); }
 static inline void bfs_cond_wait(bfs_cond *c, bfs_mutex *m) { pthread_cond_wait(c, m); }
 static inline void bfs_cond_signal(bfs_cond *c) { pthread_cond_signal(c); }
+/*
+ * wait at most @ns (a wall-clock deadline: a clock step only makes one
+ * wait shorter or longer); spurious and timed-out wakeups both return
+ */
+static inline void bfs_cond_wait_ns(bfs_cond *c, bfs_mutex *m, u64 ns)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ns += (u64)ts.tv_nsec;
+	ts.tv_sec += (time_t)(ns / 1000000000ULL);
+	ts.tv_nsec = (long)(ns % 1000000000ULL);
+	pthread_cond_timedwait(c, m, &ts);
+}
 static inline void bfs_cond_broadcast(bfs_cond *c) { pthread_cond_broadcast(c); }
 /* wait at most @timeout_ns: 0 when signalled (or spuriously woken), -ETIMEDOUT */
 static inline int bfs_cond_timedwait(bfs_cond *c, bfs_mutex *m, u64 timeout_ns)

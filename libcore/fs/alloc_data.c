@@ -88,6 +88,74 @@ static void maybe_free_locked(struct bfs_fs_data *d, u64 bucket)
 	d->pending[d->nr_pending++] = bucket;
 }
 
+/*
+ * -o discard: the buckets released by one call are discarded as one batch
+ * (adjacent buckets merged into one request) before they go back to the
+ * allocator: while being discarded they are still the data allocator's,
+ * so nothing can be written into them and then lost to the discard.
+ * d->lock is held on entry and dropped.  A device without discard support
+ * turns it off; a failed discard loses nothing (the space is free anyway).
+ * A release running meanwhile puts its buckets back undiscarded.
+ */
+static int release_discarding(struct bfs_fs_data *d, u64 upto)
+{
+	u64 *rel = NULL, run_start = 0, run_end = 0;
+	size_t i = 0, nr = 0, j;
+	int ret;
+
+	d->discarding = true;
+	rel = bfs_malloc((d->nr_pending ? d->nr_pending : 1) * sizeof(*rel));
+	while (rel && i < d->nr_pending && d->pending_removed + i < upto) {
+		u64 b = d->pending[i++];
+		struct bfs_bucket *bk = &d->b[b];
+
+		bk->pending_free = false;
+		if (bk->live || bk->open || bk->inflight || !bk->data || bk->shared)
+			continue;
+		rel[nr++] = b;
+	}
+	memmove(d->pending, d->pending + i, (d->nr_pending - i) * sizeof(*d->pending));
+	d->nr_pending -= i;
+	d->pending_removed += i;
+	bfs_mutex_unlock(&d->lock);
+
+	/* pending is FIFO, not sorted: runs of adjacent buckets in that order */
+	for (j = 0; j <= nr && d->fs->discard; j++) {
+		if (j < nr && run_end && rel[j] == run_end) {
+			run_end++;
+			continue;
+		}
+		if (run_end) {
+			ret = bfs_dev_discard(d->dev, run_start * d->bucket_size,
+					      (run_end - run_start) * d->bucket_size);
+			if (ret == -EOPNOTSUPP || ret == -ENOTTY || ret == -EINVAL) {
+				bfs_warn("data: the device does not support discard; "
+					 "discarding is off (error %d)", ret);
+				d->fs->discard = false;
+			}
+		}
+		if (j < nr) {
+			run_start = rel[j];
+			run_end = rel[j] + 1;
+		}
+	}
+
+	bfs_mutex_lock(&d->lock);
+	for (j = 0; j < nr; j++) {
+		struct bfs_bucket *bk = &d->b[rel[j]];
+
+		if (bk->live || bk->open || bk->inflight || !bk->data || bk->shared)
+			continue;
+		bk->data = false;
+		d->nr_data_buckets--;
+		bfs_alloc_bucket_put(d->a, rel[j]);
+	}
+	d->discarding = false;
+	bfs_mutex_unlock(&d->lock);
+	bfs_free(rel);
+	return 0;
+}
+
 int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
 {
 	u64 upto;
@@ -107,6 +175,8 @@ int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
 	if (ret)
 		return ret;
 	bfs_mutex_lock(&d->lock);
+	if (d->fs->discard && !d->discarding)
+		return release_discarding(d, upto);
 	while (i < d->nr_pending && d->pending_removed + i < upto) {
 		u64 b = d->pending[i++];
 		struct bfs_bucket *bk = &d->b[b];

@@ -2,8 +2,8 @@
 /*
  * getattr and setattr.  Timestamps: setattr sets ctime (to now, or to the
  * value given with BFS_SET_CTIME); a size change also sets mtime, as
- * truncate(2) does.  atime changes only through setattr: reads never write
- * the inode (noatime semantics, doc/format/fs.md).
+ * truncate(2) does.  atime changes through setattr, and through
+ * bfs_fs_touch_atime() when the caller reports a read (atime.c).
  */
 #include "ns.h"
 
@@ -22,8 +22,30 @@ static s64 ts_ns(struct timespec ts)
 	return (s64)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/*
+ * immutable: only the flags may change (chattr -i); append-only: no size,
+ * mode, owner or explicit times (times set to "now" stay allowed, as utime(2)
+ * with no times is)
+ */
+static int check_iflags(const struct bfs_ns_inode *inode, const struct bfs_setattr *sa)
+{
+	u32 v = sa->valid & ~BFS_SET_CTIME;
+
+	if ((inode->i.flags & BFS_INODE_IMMUTABLE) && (v & ~BFS_SET_FLAGS))
+		return -EPERM;
+	if ((inode->i.flags & BFS_INODE_APPEND) &&
+	    (v & (BFS_SET_SIZE | BFS_SET_MODE | BFS_SET_UID | BFS_SET_GID | BFS_SET_ATIME |
+		  BFS_SET_MTIME)))
+		return -EPERM;
+	return 0;
+}
+
 static int check_setattr(const struct bfs_ns_inode *inode, const struct bfs_setattr *sa)
 {
+	int ret = check_iflags(inode, sa);
+
+	if (ret)
+		return ret;
 	if (sa->valid & BFS_SET_SIZE) {
 		if (S_ISDIR(inode->i.mode))
 			return -EISDIR;

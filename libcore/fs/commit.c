@@ -1,76 +1,89 @@
 // SPDX-License-Identifier: MIT
 /*
- * Periodic commit (bfs set-option commit=SECONDS, like ext4's commit=): a
- * read-write filesystem makes everything written durable at most that many
- * seconds later, so a crash loses at most that much of what was not
- * fsync'd.  One thread per open filesystem sleeps on a condition variable
- * and calls bfs_fs_sync(); an idle filesystem costs no I/O, because a sync
- * with nothing new in the journal writes nothing.
+ * The periodic commit (ext4's commit=N): a thread that makes everything
+ * done so far durable every interval, so that data nobody fsync'd is not
+ * held in the open journal entry until unmount.  File data already reached
+ * the device before its extent was committed; one journal flush (device
+ * flush, then the entry) makes both durable, and costs nothing when
+ * nothing changed since the last one.
+ *
+ * The thread sleeps on a condition variable so that close and a change of
+ * interval wake it at once; it runs bfs_fs_sync(), which is safe next to
+ * any other call.  A failed commit is reported once (the journal is dead
+ * after a write error and every later one would fail the same way).
  */
 #include <bfs/log.h>
-#include <bfs/os.h>
+#include <bfs/super.h>
 
 #include "fs_internal.h"
 
 struct bfs_fs_committer {
-	struct bfs_fs	*fs;
-	u64		interval_ns;
+	bfs_thread	thread;
 	bfs_mutex	lock;
 	bfs_cond	wake;
+	u64		interval_ns;	/* 0: idle until changed or stopped */
 	bool		stop;
-	bool		warned;
-	bfs_thread	thread;
+	bool		reported;
 };
 
 static void *commit_thread(void *arg)
 {
-	struct bfs_fs_committer *cm = arg;
+	struct bfs_fs *fs = arg;
+	struct bfs_fs_committer *cm = fs->committer;
+	u64 next = 0;
+	int ret;
 
 	bfs_mutex_lock(&cm->lock);
 	while (!cm->stop) {
-		u64 until = bfs_monotonic_ns() + cm->interval_ns, now;
-		int ret;
+		u64 now = bfs_monotonic_ns();
 
-		/* sleep the whole interval, whatever wakes the wait early */
-		while (!cm->stop && (now = bfs_monotonic_ns()) < until)
-			bfs_cond_timedwait(&cm->wake, &cm->lock, until - now);
-		if (cm->stop)
-			break;
+		if (!cm->interval_ns) {
+			bfs_cond_wait(&cm->wake, &cm->lock);
+			next = 0;
+			continue;
+		}
+		if (!next || next > now + cm->interval_ns)
+			next = now + cm->interval_ns;	/* first round, or a shorter interval */
+		if (now < next) {
+			bfs_cond_wait_ns(&cm->wake, &cm->lock, next - now);
+			continue;
+		}
+		next = now + cm->interval_ns;
 		bfs_mutex_unlock(&cm->lock);
-		ret = bfs_fs_sync(cm->fs);
+		ret = bfs_fs_sync(fs);
 		bfs_mutex_lock(&cm->lock);
-		if (ret && !cm->warned) {
-			bfs_warn("periodic commit failed (error %d); later ones are tried too", ret);
-			cm->warned = true;
+		if (ret && !cm->reported) {
+			cm->reported = true;
+			bfs_err("periodic commit failed: %s (later commits may fail too)",
+				strerror(-ret));
 		}
 	}
 	bfs_mutex_unlock(&cm->lock);
 	return NULL;
 }
 
-int bfs_fs_commit_start(struct bfs_fs *fs, unsigned secs)
+int bfs_fs_commit_start(struct bfs_fs *fs, u32 ms)
 {
 	struct bfs_fs_committer *cm;
 	int ret;
 
-	if (!secs || fs->read_only)
+	if (fs->read_only)
 		return 0;
 	cm = bfs_zalloc(sizeof(*cm));
 	if (!cm)
 		return -ENOMEM;
-	cm->fs = fs;
-	cm->interval_ns = (u64)secs * 1000000000u;
 	bfs_mutex_init(&cm->lock);
 	bfs_cond_init(&cm->wake);
-	ret = bfs_thread_create(&cm->thread, commit_thread, cm);
+	cm->interval_ns = (u64)ms * 1000000ULL;
+	fs->committer = cm;
+	ret = bfs_thread_create(&cm->thread, commit_thread, fs);
 	if (ret) {
+		fs->committer = NULL;
 		bfs_cond_destroy(&cm->wake);
 		bfs_mutex_destroy(&cm->lock);
 		bfs_free(cm);
-		return ret;
 	}
-	fs->committer = cm;
-	return 0;
+	return ret;
 }
 
 void bfs_fs_commit_stop(struct bfs_fs *fs)
@@ -84,8 +97,30 @@ void bfs_fs_commit_stop(struct bfs_fs *fs)
 	bfs_cond_signal(&cm->wake);
 	bfs_mutex_unlock(&cm->lock);
 	bfs_thread_join(cm->thread);
+	fs->committer = NULL;
 	bfs_cond_destroy(&cm->wake);
 	bfs_mutex_destroy(&cm->lock);
 	bfs_free(cm);
-	fs->committer = NULL;
+}
+
+u32 bfs_fs_commit_default_ms(struct bfs_fs *fs, u32 fallback_ms)
+{
+	unsigned secs = bfs_sb_commit_secs(fs->sb);
+
+	return secs ? secs * 1000u : fallback_ms;
+}
+
+int bfs_fs_set_commit_interval(struct bfs_fs *fs, u32 ms)
+{
+	struct bfs_fs_committer *cm = fs->committer;
+
+	if (fs->read_only)
+		return 0;
+	if (!cm)
+		return bfs_fs_commit_start(fs, ms);
+	bfs_mutex_lock(&cm->lock);
+	cm->interval_ns = (u64)ms * 1000000ULL;
+	bfs_cond_signal(&cm->wake);
+	bfs_mutex_unlock(&cm->lock);
+	return 0;
 }

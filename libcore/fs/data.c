@@ -97,6 +97,11 @@ int bfs_fs_data_flush(struct bfs_fs *fs, u64 ino)
 	return 0;
 }
 
+int bfs_fs_data_release(struct bfs_fs *fs)
+{
+	return bfs_data_release_pending(fs->data, true);
+}
+
 int bfs_fs_fsync(struct bfs_fs *fs, u64 ino, bool datasync)
 {
 	int ret;

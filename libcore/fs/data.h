@@ -54,6 +54,7 @@ struct bfs_fs_data {
 	u64	*pending;		/* buckets waiting for a journal flush */
 	size_t	nr_pending, cap_pending;
 	u64	pending_removed;	/* entries ever taken off the front of pending */
+	bool	discarding;		/* a release is discarding its batch (-o discard) */
 	u64	nr_data_buckets;
 	u64	fence;			/* 0, or: buckets from here on are never handed out (shrink) */
 };

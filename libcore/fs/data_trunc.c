@@ -435,7 +435,12 @@ int bfs_fs_fallocate(struct bfs_fs *fs, u64 ino, unsigned mode, u64 off, u64 len
 	ret = bfs_data_lock_file(fs, ino, &inode, -ENODEV);
 	if (ret)
 		return ret;
-	ret = fallocate_locked(fs, &inode, mode, off, len);
+	if (inode.flags & BFS_INODE_IMMUTABLE)
+		ret = -EPERM;
+	else if ((inode.flags & BFS_INODE_APPEND) && (mode & ~BFS_FALLOC_KEEP_SIZE))
+		ret = -EPERM;
+	else
+		ret = fallocate_locked(fs, &inode, mode, off, len);
 	bfs_inode_unlock(fs, ino);
 	return ret;
 }

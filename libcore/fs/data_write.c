@@ -87,11 +87,13 @@ static int write_direct(struct bfs_fs_data *d, struct data_update *u, u64 ino, c
 }
 
 /*
- * Out of space: with chunks of this batch queued, the caller commits them
- * first (copy-GC may move this inode's extents only while none has an
- * uncommitted change) and comes back.  Then either hand the GC to a caller
- * that can drop the inode lock (-EAGAIN), or run it here and say whether to
- * retry.
+ * Out of space: with changes queued in @u (chunks of this batch, or what
+ * the caller queued before, such as the other edge of a hole punch), the
+ * caller commits them first (copy-GC may move this inode's extents only
+ * while none has an uncommitted change: it would account a moved extent
+ * that the queued change then drops or trims a second time) and comes
+ * back.  Then either hand the GC to a caller that can drop the inode lock
+ * (-EAGAIN), or run it here and say whether to retry.
  */
 static bool retry_after_gc(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 			   unsigned queued, int *ret)
@@ -100,7 +102,7 @@ static bool retry_after_gc(struct bfs_fs_data *d, struct data_update *u, u64 ino
 
 	if (*ret != -ENOSPC || u->gc_tries >= GC_MAX_TRIES)
 		return false;
-	if (queued) {
+	if (queued || u->nr) {
 		*ret = 0;
 		return false;
 	}
@@ -274,7 +276,9 @@ ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u6
 	ret = bfs_data_lock_file(fs, ino, &inode, -EINVAL);
 	if (ret)
 		return ret;
-	ret = bfs_data_write_locked(fs, &inode, buf, len, off);
+	ret = bfs_iflags_may_write(inode.flags, inode.size, off);
+	if (!ret)
+		ret = bfs_data_write_locked(fs, &inode, buf, len, off);
 	bfs_inode_unlock(fs, ino);
 	return ret;
 }

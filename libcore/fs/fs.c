@@ -3,9 +3,11 @@
  * Opening, closing and syncing the filesystem, statfs.
  *
  * Open: key types -> core (journal replay) -> inode counter and root checks
- * -> data half -> orphans left by a crash are freed (read-write only).
- * Close: unlinked inodes still open are freed (their last release never
- * came) -> data flushed -> data half -> core (clean shutdown).
+ * -> data half -> orphans left by a crash are freed and the periodic commit
+ * starts (read-write only).
+ * Close: the periodic commit stops -> unlinked inodes still open are freed
+ * (their last release never came) -> data flushed -> data half -> core
+ * (clean shutdown).
  */
 #include <bfs/super.h>
 
@@ -44,6 +46,7 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	bfs_mutex_init(&fs->ino_alloc_lock);
 	fs->dev = dev;
 	fs->read_only = opts->read_only || opts->no_replay;
+	fs->discard = opts->discard && !fs->read_only;
 	co.read_only = fs->read_only;
 	co.no_replay = opts->no_replay;
 	co.cache_bytes = opts->cache_bytes;
@@ -95,8 +98,13 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	}
 	if (!fs->read_only) {
 		ret = bfs_orphans_recover(fs);
-		if (!ret)
-			ret = bfs_fs_commit_start(fs, bfs_sb_commit_secs(fs->sb));
+		if (!ret) {
+			u32 ms = opts->commit_ms ? opts->commit_ms :
+				bfs_fs_commit_default_ms(fs, opts->commit_default_ms);
+
+			if (ms)
+				ret = bfs_fs_commit_start(fs, ms);
+		}
 		if (ret) {
 			bfs_fs_data_exit(fs);
 			bfs_core_close(fs->c);
@@ -134,6 +142,9 @@ int bfs_fs_sync(struct bfs_fs *fs)
 	if (fs->read_only)
 		return 0;
 	ret = bfs_fs_data_flush(fs, 0);
+	/* emptied buckets come back (and are discarded) once that is durable */
+	if (!ret)
+		ret = bfs_fs_data_release(fs);
 	return ret ? ret : bfs_core_flush(fs->c);
 }
 

@@ -27,13 +27,14 @@
 
 struct bfs_fs_data;		/* the data half's private state */
 struct bfs_open_inodes;		/* open-count table (namespace half) */
-struct bfs_fs_committer;	/* periodic commit thread (commit.c) */
+struct bfs_fs_committer;		/* the periodic commit thread (commit.c) */
 
 struct bfs_fs {
 	struct bfs_dev		*dev;
 	struct bfs_core		*c;
 	const struct bfs_sb	*sb;
 	bool			read_only;
+	bool			discard;	/* discard data buckets as they become free */
 	u64			hash_seed;	/* sb->hash_seed: dirent/xattr name hashes */
 
 	bfs_mutex		inode_locks[BFS_INODE_LOCKS];
@@ -43,12 +44,12 @@ struct bfs_fs {
 
 	struct bfs_open_inodes	*open;
 	struct bfs_fs_data	*data;
-	struct bfs_fs_committer	*committer;
+	struct bfs_fs_committer	*committer;	/* NULL: no periodic commit */
 	struct bfs_import	*import;	/* import.c: a session, or NULL */
 };
 
-/* commit.c: the periodic commit of sb's commit interval (0 or read-only: none) */
-int bfs_fs_commit_start(struct bfs_fs *fs, unsigned secs);
+/* commit.c: start the periodic commit (read-write, @ms > 0), stop it before close */
+int bfs_fs_commit_start(struct bfs_fs *fs, u32 ms);
 void bfs_fs_commit_stop(struct bfs_fs *fs);
 
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino);
@@ -70,6 +71,29 @@ struct bfs_inode {
 	s64	atime, mtime, ctime, btime;	/* ns since the epoch */
 };
 
+/*
+ * The immutable and append-only attributes (chattr +i, +a), enforced here
+ * because the kernel's FUSE inodes do not carry them.  As in the VFS:
+ * an immutable inode changes in nothing but its attribute flags; an
+ * append-only one only grows at its end, and keeps its names, mode, owner
+ * and xattrs; directories with either flag keep their entries (immutable
+ * ones get no new ones either).  Each returns 0 or -EPERM.
+ */
+static inline int bfs_iflags_may_change(u32 flags)
+{
+	return (flags & (BFS_INODE_IMMUTABLE | BFS_INODE_APPEND)) ? -EPERM : 0;
+}
+static inline int bfs_iflags_may_add_entry(u32 dir_flags)
+{
+	return (dir_flags & BFS_INODE_IMMUTABLE) ? -EPERM : 0;
+}
+static inline int bfs_iflags_may_write(u32 flags, u64 size, u64 off)
+{
+	if (flags & BFS_INODE_IMMUTABLE)
+		return -EPERM;
+	return (flags & BFS_INODE_APPEND) && off != size ? -EPERM : 0;
+}
+
 /* read inode @ino: -ENOENT if it does not exist */
 int bfs_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode);
 /* queue the write of @inode in @t (the caller holds the inode lock) */
@@ -82,6 +106,8 @@ int bfs_fs_data_init(struct bfs_fs *fs);	/* at open, after the core */
 void bfs_fs_data_exit(struct bfs_fs *fs);	/* at close, before the core */
 /* flush data still buffered in memory (called by sync/fsync/close) */
 int bfs_fs_data_flush(struct bfs_fs *fs, u64 ino);
+/* give emptied buckets back (a journal flush first), discarding them with -o discard */
+int bfs_fs_data_release(struct bfs_fs *fs);
 /*
  * Queue into @t the removal of data beyond @new_size (truncate down: the
  * partial last block is zeroed) and update inode->sectors; the caller holds

@@ -89,6 +89,8 @@ static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 
 
 	bfs_inode_lock(fs, dir);
 	ret = dir_read_for_change(fs, dir, &d);
+	if (!ret)
+		ret = bfs_iflags_may_add_entry(d.i.flags);
 	if (ret)
 		goto out;
 	if (S_ISDIR(mode) && d.i.nlink >= BFS_LINK_MAX) {
@@ -216,7 +218,11 @@ int bfs_fs_link(struct bfs_fs *fs, u64 ino, u64 newdir, const char *name, size_t
 		ret = -EMLINK;
 		goto out;
 	}
-	ret = dir_read_for_change(fs, newdir, &d);
+	ret = bfs_iflags_may_change(inode.i.flags);
+	if (!ret)
+		ret = dir_read_for_change(fs, newdir, &d);
+	if (!ret)
+		ret = bfs_iflags_may_add_entry(d.i.flags);
 	if (ret)
 		goto out;
 	ret = bfs_dir_lookup(fs, newdir, name, len, &de);
@@ -298,6 +304,11 @@ again:
 		ret = -EISDIR;
 		goto out;
 	}
+	ret = bfs_iflags_may_change(d.i.flags);
+	if (!ret)
+		ret = bfs_iflags_may_change(inode.i.flags);
+	if (ret)
+		goto out;
 	if (rmdir) {
 		ret = bfs_dir_empty(fs, inode.i.ino);
 		if (ret)

@@ -111,7 +111,7 @@ const char *bfs_xattr_prefix(unsigned ns);
 int bfs_open_inodes_init(struct bfs_fs *fs);
 void bfs_open_inodes_exit(struct bfs_fs *fs);
 /* open references to @ino (the caller holds its lock) */
-u32 bfs_open_count(struct bfs_fs *fs, u64 ino);
+u64 bfs_open_count(struct bfs_fs *fs, u64 ino);
 /*
  * @inode's link count reached zero in @t: keep it as an orphan while it is
  * open, else queue its deletion.

@@ -15,12 +15,13 @@
  */
 #include "ns.h"
 
-#define OPEN_BUCKETS	1024
+/* the FUSE mount holds a reference per inode the kernel has cached: many */
+#define OPEN_BUCKETS	16384
 
 struct open_entry {
 	struct open_entry *next;
 	u64	ino;
-	u32	count;
+	u64	count;
 };
 
 struct bfs_open_inodes {
@@ -65,10 +66,10 @@ static struct open_entry **find(struct bfs_open_inodes *o, u64 ino)
 	return p;
 }
 
-u32 bfs_open_count(struct bfs_fs *fs, u64 ino)
+u64 bfs_open_count(struct bfs_fs *fs, u64 ino)
 {
 	struct open_entry **p;
-	u32 n;
+	u64 n;
 
 	bfs_mutex_lock(&fs->open->lock);
 	p = find(fs->open, ino);
@@ -95,7 +96,9 @@ int bfs_fs_inode_open(struct bfs_fs *fs, u64 ino)
 			else
 				ret = -ENOMEM;
 		}
-		if (*p)
+		if (*p && (*p)->count == UINT64_MAX)
+			ret = -EOVERFLOW;
+		else if (*p)
 			(*p)->count++;
 		bfs_mutex_unlock(&fs->open->lock);
 	}
@@ -128,7 +131,12 @@ static int free_unlinked(struct bfs_fs *fs, u64 ino)
 	return bfs_ns_commit(t);
 }
 
-int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino)
+/*
+ * Drop @n references.  More than are held (a caller's miscount) drops them
+ * all and says -EINVAL: the inode is then freed if unlinked, as it would be
+ * at close anyway.
+ */
+static int inode_put(struct bfs_fs *fs, u64 ino, u64 n)
 {
 	struct open_entry **p, *e;
 	bool last = false;
@@ -140,16 +148,34 @@ int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino)
 	e = *p;
 	if (!e) {
 		ret = -EINVAL;
-	} else if (!--e->count) {
-		*p = e->next;
-		bfs_free(e);
-		last = true;
+	} else {
+		if (n > e->count)
+			ret = -EINVAL;
+		e->count = n >= e->count ? 0 : e->count - n;
+		if (!e->count) {
+			*p = e->next;
+			bfs_free(e);
+			last = true;
+		}
 	}
 	bfs_mutex_unlock(&fs->open->lock);
-	if (last)
-		ret = free_unlinked(fs, ino);
+	if (last) {
+		int r = free_unlinked(fs, ino);
+
+		ret = r ? r : ret;
+	}
 	bfs_inode_unlock(fs, ino);
 	return ret;
+}
+
+int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino)
+{
+	return inode_put(fs, ino, 1);
+}
+
+int bfs_fs_inode_forget(struct bfs_fs *fs, u64 ino, u64 n)
+{
+	return n ? inode_put(fs, ino, n) : 0;
 }
 
 int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode)

@@ -129,6 +129,17 @@ static int do_rename(struct rename_ctx *r, u64 olddir, const char *oldname, size
 		if (ret)
 			return ret;
 	}
+	/* the old directory loses an entry, the new one gains one (and loses the target) */
+	ret = bfs_iflags_may_change(od->i.flags);
+	if (!ret)
+		ret = (tgt || exchange) ? bfs_iflags_may_change(nd->i.flags) :
+					  bfs_iflags_may_add_entry(nd->i.flags);
+	if (!ret)
+		ret = bfs_iflags_may_change(si->i.flags);
+	if (!ret && ti)
+		ret = bfs_iflags_may_change(ti->i.flags);
+	if (ret)
+		return ret;
 
 	now = bfs_fs_now();
 	od->i.mtime = od->i.ctime = now;

@@ -302,6 +302,8 @@ static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void
 	bfs_inode_lock(fs, ino);
 	ret = bfs_ns_inode_read(fs, ino, &inode);
 	if (!ret)
+		ret = bfs_iflags_may_change(inode.i.flags);
+	if (!ret)
 		ret = xattr_find(fs, ino, &x, buf, len, &r);
 	if (ret)
 		goto out;

@@ -200,7 +200,9 @@ if [ -w /sbin ] && [ ! -e /sbin/mount.bcowfs ] && [ ! -e /sbin/mount.fuse.bcowfs
 	ln -s "$BFS" /sbin/mount.fuse.bcowfs
 	SBIN_LINK="/sbin/mount.bcowfs /sbin/mount.fuse.bcowfs"
 	expect_ok mount -t bcowfs img mnt
-	grep -Eq "^($PWD/img|/dev/loop[0-9]+) $PWD/mnt fuse.bcowfs " /proc/mounts || fail "mount -t bcowfs"
+	# a loop device mounted by root is a fuseblk mount
+	grep -Eq "^($PWD/img $PWD/mnt fuse.bcowfs|/dev/loop[0-9]+ $PWD/mnt fuseblk.bcowfs) " /proc/mounts ||
+		fail "mount -t bcowfs: $(grep " $PWD/mnt " /proc/mounts)"
 	[ "$(cat mnt/sigterm-file)" = "written before SIGTERM" ] || fail "mount -t bcowfs contents"
 	unmount_wait umount mnt
 	expect_ok mount -t fuse.bcowfs -o ro img mnt

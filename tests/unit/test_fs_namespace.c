@@ -14,6 +14,7 @@
 #include <bfs/core.h>
 #include <bfs/dev.h>
 #include <bfs/fs.h>
+#include <bfs/fs_format.h>
 #include <bfs/log.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
@@ -1039,6 +1040,228 @@ START_TEST(test_orphans)
 }
 END_TEST
 
+/* the FUSE mount's lookup references: forget drops many at once */
+START_TEST(test_orphans_forget)
+{
+	struct bfs_stat st;
+	u64 f, i;
+
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), 0);
+	ck_assert(orphan_key(fs, f));
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 0), 0);
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 3), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 1), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), -ENOENT);
+	ck_assert(!orphan_key(fs, f));
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 1), -EINVAL);
+
+	/* a miscount drops every reference and still frees the inode */
+	f = mk(BFS_ROOT_INO, "g", S_IFREG | 0644);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("g")), 0);
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 7), -EINVAL);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), -ENOENT);
+	ck_assert(!orphan_key(fs, f));
+}
+END_TEST
+
+static struct bfs_stat stat_times(s64 atime_s, s64 mtime_s, s64 ctime_s, u32 flags)
+{
+	return (struct bfs_stat){
+		.atime = { .tv_sec = atime_s }, .mtime = { .tv_sec = mtime_s },
+		.ctime = { .tv_sec = ctime_s }, .flags = flags,
+	};
+}
+
+START_TEST(test_atime)
+{
+	s64 now = bfs_fs_now() / 1000000000, day = 24 * 3600;
+	struct bfs_stat st;
+	u64 f;
+
+	/* relatime: not after mtime or ctime, or a day old */
+	st = stat_times(now - 10, now - 5, now - 20, 0);
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	st = stat_times(now - 10, now - 20, now - 5, 0);
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	st = stat_times(now - 10, now - 20, now - 20, 0);
+	ck_assert(!bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_STRICT));
+	ck_assert(!bfs_fs_atime_due(&st, BFS_ATIME_NEVER));
+	st = stat_times(now - day - 1, now - 2 * day, now - 2 * day, 0);
+	ck_assert(bfs_fs_atime_due(&st, BFS_ATIME_RELATIME));
+	st = stat_times(now - day - 1, now - 2 * day, now - 2 * day, BFS_INODE_NOATIME);
+	ck_assert(!bfs_fs_atime_due(&st, BFS_ATIME_STRICT));
+
+	/* touch: atime only, and only when due */
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_int_eq(bfs_fs_touch_atime(fs, f, BFS_ATIME_RELATIME), 0);
+	{
+		struct bfs_stat after;
+
+		ck_assert_int_eq(bfs_fs_getattr(fs, f, &after), 0);
+		ck_assert(after.atime.tv_sec > st.atime.tv_sec ||
+			  after.atime.tv_nsec > st.atime.tv_nsec);
+		ck_assert(after.ctime.tv_sec == st.ctime.tv_sec &&
+			  after.ctime.tv_nsec == st.ctime.tv_nsec);
+		ck_assert_int_eq(bfs_fs_touch_atime(fs, f, BFS_ATIME_RELATIME), 0);
+		ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+		ck_assert(after.atime.tv_nsec == st.atime.tv_nsec);
+		ck_assert_int_eq(bfs_fs_touch_atime(fs, f, BFS_ATIME_NEVER), 0);
+		ck_assert_int_eq(bfs_fs_getattr(fs, f, &after), 0);
+		ck_assert(after.atime.tv_nsec == st.atime.tv_nsec);
+	}
+	ck_assert_int_eq(bfs_fs_touch_atime(fs, 999999, BFS_ATIME_STRICT), 0);
+}
+END_TEST
+
+static int set_flags(u64 ino, u32 flags)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_FLAGS, .flags = flags };
+	struct bfs_stat st;
+
+	return bfs_fs_setattr(fs, ino, &sa, &st);
+}
+
+/* immutable and append-only are enforced by the filesystem layer */
+START_TEST(test_inode_flags)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_MODE, .mode = 0600 };
+	struct bfs_stat st;
+	u64 f, d;
+
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	d = mk(BFS_ROOT_INO, "d", S_IFDIR | 0755);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "abc", 3, 0), 3);
+	ck_assert_int_eq(set_flags(f, BFS_INODE_IMMUTABLE), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "x", 1, 3), -EPERM);
+	ck_assert_int_eq(bfs_fs_setattr(fs, f, &sa, &st), -EPERM);
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "user.k", "v", 1, 0), -EPERM);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), -EPERM);
+	ck_assert_int_eq(bfs_fs_link(fs, f, BFS_ROOT_INO, S("g"), &st), -EPERM);
+	ck_assert_int_eq(bfs_fs_rename(fs, BFS_ROOT_INO, S("f"), d, S("f"), 0), -EPERM);
+	ck_assert_int_eq(bfs_fs_fallocate(fs, f, 0, 0, 4096), -EPERM);
+
+	ck_assert_int_eq(set_flags(f, BFS_INODE_APPEND), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "x", 1, 0), -EPERM);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "x", 1, 3), 1);
+	ck_assert_int_eq(bfs_fs_fallocate(fs, f, BFS_FALLOC_KEEP_SIZE | BFS_FALLOC_PUNCH_HOLE,
+					  0, 1), -EPERM);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), -EPERM);
+
+	/* directories: immutable keeps its entries and gets none; append keeps them */
+	ck_assert_int_eq(bfs_fs_mknod(fs, d, S("old"), S_IFREG | 0644, 0, &cr, &st), 0);
+	ck_assert_int_eq(set_flags(d, BFS_INODE_IMMUTABLE), 0);
+	ck_assert_int_eq(bfs_fs_mknod(fs, d, S("new"), S_IFREG | 0644, 0, &cr, &st), -EPERM);
+	ck_assert_int_eq(bfs_fs_unlink(fs, d, S("old")), -EPERM);
+	ck_assert_int_eq(set_flags(d, BFS_INODE_APPEND), 0);
+	ck_assert_int_eq(bfs_fs_mknod(fs, d, S("new"), S_IFREG | 0644, 0, &cr, &st), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, d, S("old")), -EPERM);
+	ck_assert_int_eq(bfs_fs_rename(fs, d, S("new"), BFS_ROOT_INO, S("new"), 0), -EPERM);
+
+	ck_assert_int_eq(set_flags(d, 0), 0);
+	ck_assert_int_eq(set_flags(f, 0), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, d, S("old")), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, S("f")), 0);
+}
+END_TEST
+
+/* an ACL value in Linux's xattr form: (tag, perm, id) triples */
+static size_t acl_value(u8 *buf, const u16 (*e)[3], size_t n)
+{
+	struct bfs_acl_header h = { .version = cpu_to_le32(BFS_ACL_VERSION) };
+	size_t i;
+
+	memcpy(buf, &h, sizeof(h));
+	for (i = 0; i < n; i++) {
+		struct bfs_acl_entry d = { .tag = cpu_to_le16(e[i][0]), .perm = cpu_to_le16(e[i][1]),
+					   .id = cpu_to_le32(e[i][2]) };
+
+		memcpy(buf + 4 + 8 * i, &d, sizeof(d));
+	}
+	return 4 + 8 * n;
+}
+
+START_TEST(test_acl)
+{
+	static const u16 named[][3] = {
+		{ BFS_ACL_USER_OBJ, 6, 0 }, { BFS_ACL_USER, 4, 4242 }, { BFS_ACL_GROUP_OBJ, 0, 0 },
+		{ BFS_ACL_MASK, 4, 0 }, { BFS_ACL_OTHER, 0, 0 },
+	};
+	static const u16 unsorted[][3] = {
+		{ BFS_ACL_USER_OBJ, 6, 0 }, { BFS_ACL_GROUP_OBJ, 0, 0 }, { BFS_ACL_USER, 4, 4242 },
+		{ BFS_ACL_MASK, 4, 0 }, { BFS_ACL_OTHER, 0, 0 },
+	};
+	static const u16 no_mask[][3] = {
+		{ BFS_ACL_USER_OBJ, 6, 0 }, { BFS_ACL_USER, 4, 4242 }, { BFS_ACL_GROUP_OBJ, 0, 0 },
+		{ BFS_ACL_OTHER, 0, 0 },
+	};
+	static const u16 base[][3] = {
+		{ BFS_ACL_USER_OBJ, 7, 0 }, { BFS_ACL_GROUP_OBJ, 5, 0 }, { BFS_ACL_OTHER, 4, 0 },
+	};
+	struct bfs_acl_new na;
+	struct bfs_stat st;
+	u8 buf[64], got[64];
+	u64 f, d;
+	u32 mode;
+	size_t n;
+
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0600);
+	d = mk(BFS_ROOT_INO, "d", S_IFDIR | 0755);
+	/* malformed: refused, nothing stored */
+	n = acl_value(buf, unsorted, 5);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), -EINVAL);
+	n = acl_value(buf, no_mask, 4);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), -EINVAL);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, 7), -EINVAL);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", NULL, 0), -ENODATA);
+	/* a named entry: stored, the group bits are the mask */
+	n = acl_value(buf, named, 5);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), 0);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_uint_eq(st.mode & 0777, 0640);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", got, sizeof(got)),
+			 (ssize_t)n);
+	ck_assert(!memcmp(got, buf, n));
+	/* chmod moves the mask, not the group entry */
+	ck_assert_int_eq(bfs_fs_acl_chmod(fs, f, 0600), 0);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", got, sizeof(got)),
+			 (ssize_t)n);
+	ck_assert_uint_eq(got[4 + 3 * 8 + 2], 0);	/* mask perm */
+	ck_assert_uint_eq(got[4 + 1 * 8 + 2], 4);	/* user:4242 kept */
+	/* equivalent to the mode: not stored, the mode set */
+	n = acl_value(buf, base, 3);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), 0);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", NULL, 0), -ENODATA);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_uint_eq(st.mode & 0777, 0754);
+	/* default ACLs: directories only; inherited masked by the create mode, no umask */
+	ck_assert_int_eq(bfs_fs_set_acl(fs, f, true, buf, n), -EACCES);
+	mode = S_IFREG | 0666;
+	ck_assert_int_eq(bfs_fs_acl_new(fs, d, &mode, 077, &na), 0);
+	ck_assert_uint_eq(mode, S_IFREG | 0600);	/* the umask, no default ACL */
+	ck_assert_ptr_null(na.access);
+	n = acl_value(buf, named, 5);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, d, true, buf, n), 0);
+	mode = S_IFDIR | 0750;
+	ck_assert_int_eq(bfs_fs_acl_new(fs, d, &mode, 077, &na), 0);
+	ck_assert_uint_eq(mode, S_IFDIR | 0640);	/* 6 & 7, mask 4 & 5, other 0 & 0 */
+	ck_assert_ptr_nonnull(na.access);
+	ck_assert_ptr_nonnull(na.dflt);
+	ck_assert_uint_eq(na.dflt_len, n);
+	bfs_fs_acl_new_free(&na);
+	ck_assert_int_eq(bfs_fs_set_acl(fs, d, true, NULL, 0), 0);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, d, "system.posix_acl_default", NULL, 0), -ENODATA);
+}
+END_TEST
+
 START_TEST(test_orphans_crash)
 {
 	struct bfs_dev *copy;
@@ -1931,6 +2154,10 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_rename_exchange);
 	tcase_add_test(tc, test_rename_loops);
 	tcase_add_test(tc, test_orphans);
+	tcase_add_test(tc, test_orphans_forget);
+	tcase_add_test(tc, test_atime);
+	tcase_add_test(tc, test_inode_flags);
+	tcase_add_test(tc, test_acl);
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_xattr_64k_nodes);
