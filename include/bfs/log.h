@@ -21,4 +21,13 @@ void bfs_log(enum bfs_log_level level, const char *fmt, ...)
 #define bfs_warn(...)	bfs_log(BFS_LOG_WARN, __VA_ARGS__)
 #define bfs_info(...)	bfs_log(BFS_LOG_INFO, __VA_ARGS__)
 
+/* one-line reasons ("err" buffers) are this long; BFS_ERR_LEN is the same */
+#define BFS_ERR_LINE_LEN	256
+
+/*
+ * Write a one-line reason into @err (BFS_ERR_LEN bytes; may be NULL) and
+ * return @ret: the "fill err, return -EINVAL" of validators and layouts.
+ */
+int bfs_err_line(char *err, int ret, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif /* BFS_LOG_H */

@@ -17,8 +17,9 @@
 
 #include "dev.h"
 #include "format.h"
+#include "log.h"
 
-#define BFS_ERR_LEN 256
+#define BFS_ERR_LEN BFS_ERR_LINE_LEN
 
 /* options of bfs format; zero means "pick the default for this device" */
 struct bfs_format_opts {

@@ -10,21 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bfs/log.h>
+
 #include "data.h"
 #include "fs_internal.h"
 
-__attribute__((format(printf, 2, 3)))
-static int resize_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err, BFS_ERR_LEN, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#define resize_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)
 
 int bfs_resize_layout(const struct bfs_sb *sb, u64 new_size, struct bfs_sb *out, char *err)
 {

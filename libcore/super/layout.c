@@ -19,18 +19,7 @@
 #define DEFAULT_JOURNAL_MAX	1024
 #define JOURNAL_MAX_BYTES	(1 * GiB)
 
-__attribute__((format(printf, 2, 3)))
-static int layout_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err, BFS_ERR_LEN, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#define layout_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)
 
 unsigned bfs_sb_copy_offsets(u64 dev_size, u64 offsets[BFS_SB_MAX_COPIES])
 {

@@ -13,18 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-__attribute__((format(printf, 2, 3)))
-static int opt_err(char *err, const char *fmt, ...)
-{
-	va_list ap;
+#include <bfs/log.h>
 
-	if (err) {
-		va_start(ap, fmt);
-		vsnprintf(err, BFS_ERR_LEN, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+#define opt_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)
 
 int bfs_sb_set_label(struct bfs_sb *sb, const char *label, char *err)
 {

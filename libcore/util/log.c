@@ -25,3 +25,15 @@ void bfs_log(enum bfs_log_level level, const char *fmt, ...)
 	va_end(ap);
 	log_hook(level, msg, log_ctx);
 }
+
+int bfs_err_line(char *err, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err, BFS_ERR_LINE_LEN, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
