@@ -9,7 +9,8 @@
  *   bfs_core_open()    reads the superblock, opens the journal and replays it
  *                      unless the filesystem was closed cleanly; a read-write
  *                      open clears BFS_SB_CLEAN on disk first, so a crash
- *                      from then on leads to replay
+ *                      from then on leads to replay; it is refused (-EROFS)
+ *                      when the superblock has unknown ro_compat features
  *   bfs_core_flush()   everything committed so far becomes durable
  *   bfs_core_close()   flush, write every dirty node, record the roots in the
  *                      clean section and set BFS_SB_CLEAN; frees the handle

@@ -194,7 +194,7 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	struct btree_cache *bc = &c->cache;
 	const struct bfs_btree_ptr *p = bkey_ptr_val(ptr);
 	u64 offset;
-	struct btree_node *n;
+	struct btree_node *n, *fresh = NULL;
 	int ret;
 
 	offset = ptr->type == BFS_KEY_BTREE_PTR ? le64_to_cpu(p->offset) : 0;
@@ -212,9 +212,22 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	bfs_mutex_lock(&bc->lock);
 	for (;;) {
 		n = lookup_locked(bc, offset);
-		if (!n || !n->loading)
+		if (n && n->loading) {
+			bfs_cond_wait(&bc->wait, &bc->lock);
+			continue;
+		}
+		if (n || fresh)
 			break;
-		bfs_cond_wait(&bc->wait, &bc->lock);
+		/*
+		 * A miss: allocate without the cache lock (node_size bytes, maybe
+		 * from malloc), then look again, since another thread may have
+		 * loaded the node meanwhile.
+		 */
+		bfs_mutex_unlock(&bc->lock);
+		fresh = bfs_node_alloc(c);
+		if (!fresh)
+			return -ENOMEM;
+		bfs_mutex_lock(&bc->lock);
 	}
 	if (n) {
 		ret = check_cached(n, id, ptr);
@@ -225,13 +238,10 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 			STAT_INC(c, cache_hits);
 		}
 		bfs_mutex_unlock(&bc->lock);
+		bfs_node_free(c, fresh);
 		return ret;
 	}
-	n = bfs_node_alloc(c);
-	if (!n) {
-		bfs_mutex_unlock(&bc->lock);
-		return -ENOMEM;
-	}
+	n = fresh;
 	n->offset = offset;
 	n->seq = le64_to_cpu(p->seq);
 	n->btree_id = id;

@@ -361,13 +361,23 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 		return ret;
 	}
 	sb = c->sbh.sb;
+	c->read_only = c->opts.read_only || c->opts.no_replay || bfs_dev_is_readonly(dev);
+	/* unknown ro_compat features: readers may go on, a writer must not start */
+	if (!c->read_only) {
+		ret = bfs_sb_check_writable(sb, err);
+		if (ret) {
+			bfs_err("%s", err);
+			bfs_sb_handle_release(&c->sbh);
+			bfs_free(c);
+			return ret;
+		}
+	}
 	c->block_size = le32_to_cpu(sb->block_size);
 	c->node_size = le32_to_cpu(sb->btree_node_size);
 	c->bucket_size = le32_to_cpu(sb->bucket_size);
 	c->csum_type = sb->csum_type;
 	c->node_id = bfs_sb_node_id(sb);
 	memcpy(c->uuid, sb->uuid, 16);
-	c->read_only = c->opts.read_only || c->opts.no_replay || bfs_dev_is_readonly(dev);
 	clean = le32_to_cpu(sb->flags) & BFS_SB_CLEAN;
 	c->allow_torn = !clean || c->opts.no_journal;
 

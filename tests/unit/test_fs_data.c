@@ -9,7 +9,7 @@
  *
  * BFS_FSX_OPS / BFS_FSX_SEED run the random tester longer or differently.
  */
-#include "unit.h"
+#include "tu.h"
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -26,50 +26,12 @@
 
 #include "fs/fs_internal.h"	/* the core space hooks of the data layer */
 
-static char last_err[1024];
-static unsigned nr_errs;
-static unsigned nr_data_warns;	/* "data: ..." messages: accounting found wrong at open */
-static bfs_mutex log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
-{
-	(void)ctx;
-	if (getenv("BFS_TEST_VERBOSE"))
-		fprintf(stderr, "bfs %d: %s\n", level, msg);
-	if (level == BFS_LOG_WARN && !strncmp(msg, "data:", 5))
-		__atomic_fetch_add(&nr_data_warns, 1, __ATOMIC_RELAXED);
-	if (level != BFS_LOG_ERR)
-		return;
-	bfs_mutex_lock(&log_lock);
-	snprintf(last_err, sizeof(last_err), "%s", msg);
-	nr_errs++;
-	bfs_mutex_unlock(&log_lock);
-}
-
 static struct bfs_dev *mkfs(u64 size, u32 bucket, u32 node, u8 compression)
 {
-	struct bfs_format_opts o = {
-		.block_size = 4096,
-		.bucket_size = bucket,
-		.btree_node_size = node,
-		.compression_type = compression,
-	};
-	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
-	char err[BFS_ERR_LEN] = "";
-	struct bfs_dev *dev;
-	int ret;
-
-	bfs_log_set_hook(log_hook, NULL);
-	ck_assert_ptr_nonnull(sb);
-	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
-	ret = bfs_sb_layout(&o, size, 512, sb, err);
-	ck_assert_msg(!ret, "layout: %d %s", ret, err);
-	/* the layers one by one, as bfs_mkfs() does, with the filesystem's own step */
-	ck_assert_int_eq(bfs_core_format(dev, sb), 0);
-	ck_assert_int_eq(bfs_mkfs_write(dev, sb), 0);
-	ck_assert_int_eq(bfs_fs_format(dev, sb), 0);
-	bfs_free(sb);
-	return dev;
+	tu_log_reset();
+	/* "data: ..." warnings: accounting found wrong at open */
+	tu_log_count_warnings("data:");
+	return tu_mkfs_fs(size, node, bucket, compression);
 }
 
 static struct bfs_fs *fs_open(struct bfs_dev *dev)
@@ -78,9 +40,9 @@ static struct bfs_fs *fs_open(struct bfs_dev *dev)
 	struct bfs_fs *fs = NULL;
 	int ret = bfs_fs_open(dev, &o, &fs);
 
-	ck_assert_msg(!ret, "open: %d (%s)", ret, last_err);
+	ck_assert_msg(!ret, "open: %d (%s)", ret, tu_last_err);
 	/* the alloc keys always agree with the extents they count */
-	ck_assert_uint_eq(nr_data_warns, 0);
+	ck_assert_uint_eq(tu_nr_warns, 0);
 	return fs;
 }
 
@@ -143,7 +105,7 @@ static void write_all(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u
 	ssize_t n = bfs_fs_write(fs, ino, buf, len, off);
 
 	ck_assert_msg(n == (ssize_t)len, "write %zu at %llu: %zd (%s)", len,
-		      (unsigned long long)off, n, last_err);
+		      (unsigned long long)off, n, tu_last_err);
 }
 
 /* the whole file equals @model[0, size) */
@@ -157,7 +119,7 @@ static void check_file(struct bfs_fs *fs, u64 ino, const u8 *model, u64 size)
 	ck_assert_uint_eq(getattr(fs, ino).size, size);
 	n = bfs_fs_read(fs, ino, buf, size + 8192, 0);
 	ck_assert_msg(n == (ssize_t)size, "read %zd, size %llu (%s)", n, (unsigned long long)size,
-		      last_err);
+		      tu_last_err);
 	for (i = 0; i < size; i++)
 		if (buf[i] != model[i])
 			ck_abort_msg("byte %llu: %02x, expected %02x", (unsigned long long)i, buf[i],
@@ -389,10 +351,10 @@ START_TEST(test_checksum)
 	ck_assert_uint_gt(m.first_physical, 0);
 	/* flip one byte of the first chunk on the device */
 	bfs_dev_mem(dev)[m.first_physical + 60000] ^= 0x40;
-	errs = nr_errs;
+	errs = tu_nr_errs;
 	ck_assert_int_eq(bfs_fs_read(fs, ino, out, 4096, 0), -EIO);
-	ck_assert_uint_gt(nr_errs, errs);
-	ck_assert_msg(strstr(last_err, "checksum") && strstr(last_err, "inode"), "%s", last_err);
+	ck_assert_uint_gt(tu_nr_errs, errs);
+	ck_assert_msg(strstr(tu_last_err, "checksum") && strstr(tu_last_err, "inode"), "%s", tu_last_err);
 	ck_assert_int_eq(bfs_fs_read(fs, ino, out, sizeof(out), 0), -EIO);
 	/* the other chunks still read fine */
 	ck_assert_int_eq(bfs_fs_read(fs, ino, out, 65536, 65536), 65536);
@@ -427,7 +389,7 @@ START_TEST(test_stale_pointer)
 	ck_assert_int_eq(bfs_btree_insert(bfs_fs_core(fs), BFS_BTREE_EXTENTS, k), 0);
 	set_size(fs, b, sizeof(buf));
 	ck_assert_int_eq(bfs_fs_read(fs, b, out, sizeof(out), 0), -EIO);
-	ck_assert_msg(strstr(last_err, "stale"), "%s", last_err);
+	ck_assert_msg(strstr(tu_last_err, "stale"), "%s", tu_last_err);
 	/* a's own pointer is fine */
 	ck_assert_int_eq(bfs_fs_read(fs, a, out, sizeof(out), 0), (ssize_t)sizeof(out));
 	ck_assert(!memcmp(buf, out, sizeof(out)));
@@ -930,7 +892,7 @@ static void run_writers(struct bfs_dev *dev, unsigned nr, u64 max, u64 volume, u
 	for (i = 0; i < nr; i++)
 		bfs_thread_join(th[i]);
 	for (i = 0; i < nr; i++) {
-		ck_assert_msg(!w[i].err, "writer %u: %d (%s)", i, w[i].err, last_err);
+		ck_assert_msg(!w[i].err, "writer %u: %d (%s)", i, w[i].err, tu_last_err);
 		check_file(fs, w[i].ino, w[i].model, w[i].size);
 	}
 	ck_assert_int_eq(bfs_fs_close(fs), 0);

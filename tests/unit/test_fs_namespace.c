@@ -5,7 +5,7 @@
  * crash), xattrs (64 KiB values on small nodes), key validation, and that
  * everything survives close + reopen.
  */
-#include "unit.h"
+#include "tu.h"
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -16,57 +16,24 @@
 #include <bfs/fs.h>
 #include <bfs/fs_format.h>
 #include <bfs/log.h>
-#include <bfs/mkfs.h>
 #include <bfs/os.h>
 #include <bfs/super.h>
 
 #include "fs/ns.h"
 
-static char last_err[1024];
-
-static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
-{
-	if (level != BFS_LOG_ERR)
-		return;
-	snprintf(last_err, sizeof(last_err), "%s", msg);
-	if (getenv("BFS_TEST_VERBOSE"))
-		fprintf(stderr, "bfs err: %s\n", msg);
-}
-
 static struct bfs_dev *dev;
 static struct bfs_fs *fs;
 static const struct bfs_creds cr = { .uid = 1000, .gid = 100 };
 
-/* a formatted memory device with a root directory */
+/*
+ * A formatted memory device with a root directory.  256 KiB buckets by
+ * default: a journal entry is at most a bucket, and a 64 KiB xattr value
+ * must fit in one (its keys are one transaction).
+ */
 static struct bfs_dev *mkfs_mem_bucket(u64 size, u32 node_size, u32 bucket_size)
 {
-	/*
-	 * 256 KiB buckets: a journal entry is at most a bucket, and a 64 KiB
-	 * xattr value must fit in one (its keys are one transaction).
-	 */
-	struct bfs_format_opts o = {
-		.btree_node_size = node_size,
-		.bucket_size = bucket_size,
-		.block_size = 4096,
-	};
-	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
-	char err[BFS_ERR_LEN] = "";
-	struct bfs_dev *d;
-	struct bfs_fs *f;
-	int ret;
-
-	bfs_log_set_hook(log_hook, NULL);
-	ck_assert_int_eq(bfs_dev_open_mem(size, &d), 0);
-	ret = bfs_sb_layout(&o, size, 512, sb, err);
-	ck_assert_msg(!ret, "layout: %d %s", ret, err);
-	/* bfs_mkfs() ends with bfs_fs_format(): root, lost+found, inode counter */
-	ck_assert_int_eq(bfs_mkfs(d, sb), 0);
-	ck_assert(le32_to_cpu(sb->flags) & BFS_SB_CLEAN);
-	ret = bfs_fs_open(d, NULL, &f);
-	ck_assert_msg(!ret, "open: %d %s", ret, last_err);
-	ck_assert_int_eq(bfs_fs_close(f), 0);
-	bfs_free(sb);
-	return d;
+	tu_log_reset();
+	return tu_mkfs_fs(size, node_size, bucket_size, BFS_COMPRESSION_NONE);
 }
 
 static struct bfs_dev *mkfs_mem(u64 size, u32 node_size)
@@ -80,7 +47,7 @@ static struct bfs_fs *open_fs(struct bfs_dev *d, bool ro)
 	struct bfs_fs *f;
 	int ret = bfs_fs_open(d, &o, &f);
 
-	ck_assert_msg(!ret, "open: %d %s", ret, last_err);
+	ck_assert_msg(!ret, "open: %d %s", ret, tu_last_err);
 	return f;
 }
 
@@ -114,7 +81,7 @@ static u64 mk(u64 dir, const char *name, u32 mode)
 	int ret = S_ISDIR(mode) ? bfs_fs_mkdir(fs, dir, name, strlen(name), mode, &cr, &st) :
 				  bfs_fs_mknod(fs, dir, name, strlen(name), mode, 0, &cr, &st);
 
-	ck_assert_msg(!ret, "create %s: %d %s", name, ret, last_err);
+	ck_assert_msg(!ret, "create %s: %d %s", name, ret, tu_last_err);
 	return st.ino;
 }
 

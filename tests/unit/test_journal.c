@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Journal: append, flush, replay, ring wrap and reclaim, corruption handling. */
-#include "unit.h"
+#include "tu.h"
 
 #include <bfs/checksum.h>
 #include <bfs/journal.h>
@@ -17,29 +17,6 @@ static const u8 uuid_a[16] = { 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7, 0xa8,
 			       0xa9, 0xaa, 0xab, 0xac, 0xad, 0xae, 0xaf, 0xb0 };
 static const u8 uuid_b[16] = { 0xb1, 0xb2, 0xb3, 0xb4, 0xb5, 0xb6, 0xb7, 0xb8,
 			       0xb9, 0xba, 0xbb, 0xbc, 0xbd, 0xbe, 0xbf, 0xc0 };
-
-/* ---- captured log messages ---- */
-
-static bfs_mutex log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char last_err[1024];
-static unsigned nr_errs;
-
-static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
-{
-	if (level != BFS_LOG_ERR)
-		return;
-	bfs_mutex_lock(&log_lock);
-	snprintf(last_err, sizeof(last_err), "%s", msg);
-	nr_errs++;
-	bfs_mutex_unlock(&log_lock);
-}
-
-static void log_reset(void)
-{
-	bfs_log_set_hook(log_hook, NULL);
-	last_err[0] = 0;
-	nr_errs = 0;
-}
 
 /* ---- fixtures ---- */
 
@@ -498,14 +475,14 @@ START_TEST(test_bad_csum_in_range)
 	f = find_entry(&g, 5);
 	bfs_dev_mem(dev)[f.offset + f.bytes - 3] ^= 0x40;
 
-	log_reset();
+	tu_log_reset();
 	j = jopen(&g);
 	ck_assert_int_eq(bfs_journal_read(j, 0, collect, &(struct replayed){ 0 }), -EUCLEAN);
 	ck_assert_int_eq(bfs_journal_add(j, &f, 0, NULL), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(last_err, "bad checksum"));
-	ck_assert_ptr_nonnull(strstr(last_err, "seq 5 "));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, "bad checksum"));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, "seq 5 "));
 	snprintf(want, sizeof(want), "offset %llu", (unsigned long long)f.offset);
-	ck_assert_ptr_nonnull(strstr(last_err, want));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, want));
 	bfs_journal_close(j);
 
 	/* outside the replay range (min_seq past it) it does not matter */
@@ -533,11 +510,11 @@ START_TEST(test_seq_gap)
 	f = find_entry(&g, 4);
 	memset(bfs_dev_mem(dev) + f.offset, 0, 4096);	/* entry 4 vanishes */
 
-	log_reset();
+	tu_log_reset();
 	j = jopen(&g);
 	ck_assert_int_eq(bfs_journal_read(j, 0, NULL, NULL), -EUCLEAN);
-	ck_assert_ptr_nonnull(strstr(last_err, "seq gap"));
-	ck_assert_ptr_nonnull(strstr(last_err, "seq 4 is missing after seq 3"));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, "seq gap"));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, "seq 4 is missing after seq 3"));
 	bfs_journal_close(j);
 	bfs_log_set_hook(NULL, NULL);
 	bfs_dev_close(dev);
@@ -562,11 +539,11 @@ START_TEST(test_sub_entry_overrun)
 	jset->csum = cpu_to_le64(bfs_xxh3((u8 *)jset + BFS_JSET_CSUM_OFFSET,
 					  bfs_jset_bytes(jset) - BFS_JSET_CSUM_OFFSET));
 
-	log_reset();
+	tu_log_reset();
 	j = jopen(&g);
 	ck_assert_int_eq(bfs_journal_read(j, 0, NULL, NULL), -EUCLEAN);
-	ck_assert_ptr_nonnull(strstr(last_err, "overruns the entry"));
-	ck_assert_ptr_nonnull(strstr(last_err, "seq 3:"));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, "overruns the entry"));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, "seq 3:"));
 	bfs_journal_close(j);
 	bfs_log_set_hook(NULL, NULL);
 	bfs_dev_close(dev);
@@ -586,9 +563,9 @@ START_TEST(test_torn_tail)
 	/* a torn write: the second half of the last entry never made it */
 	memset(bfs_dev_mem(dev) + f.offset + f.bytes / 2, 0, f.bytes - f.bytes / 2);
 
-	log_reset();
+	tu_log_reset();
 	j = jopen_read(&g, 0, &r);
-	ck_assert_uint_eq(nr_errs, 0);
+	ck_assert_uint_eq(tu_nr_errs, 0);
 	ck_assert_uint_eq(r.nr, 27);
 	ck_assert_uint_eq(r.seq[r.nr - 1], 9);
 	ck_assert_uint_eq(bfs_journal_cur_seq(j), 10);
@@ -1179,7 +1156,7 @@ START_TEST(test_write_error)
 	j = jopen_read(&g, 0, &r);
 	add_rec(j, 0, 1);
 	ck_assert_int_eq(bfs_journal_flush(j), 0);
-	log_reset();
+	tu_log_reset();
 	bfs_dev_fail_writes_after(dev, 1);
 	for (t = 1; t < 5 && !ret; t++) {
 		add_rec(j, t, 1);
@@ -1188,7 +1165,7 @@ START_TEST(test_write_error)
 	}
 	ck_assert_int_eq(ret, -EIO);
 	snprintf(want, sizeof(want), "seq %llu", (unsigned long long)t);
-	ck_assert_ptr_nonnull(strstr(last_err, want));
+	ck_assert_ptr_nonnull(strstr(tu_last_err, want));
 	/* sticky: the journal is dead */
 	ck_assert_int_eq(bfs_journal_flush(j), -EIO);
 	ck_assert_int_eq(bfs_journal_add(j, &r, 0, NULL), -EIO);

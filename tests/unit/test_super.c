@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Superblock: layout choices, encode/decode, every validation failure, fallback. */
-#include "unit.h"
+#include "tu.h"
 
 #include <bfs/checksum.h>
+#include <bfs/core.h>
 #include <bfs/os.h>
 #include <bfs/super.h>
 
@@ -297,6 +298,36 @@ START_TEST(test_write_read_roundtrip)
 }
 END_TEST
 
+/* unknown ro_compat bits: a read-only core opens, a read-write one is refused */
+START_TEST(test_ro_compat_unknown_read_only)
+{
+	struct bfs_dev *dev = tu_mkfs(64 * MiB, 16 * KiB, 0, 0);
+	struct bfs_core_opts ro = { .read_only = true };
+	struct bfs_sb_handle h;
+	struct bfs_core *c;
+	char err[BFS_ERR_LEN];
+	u64 seq;
+
+	ck_assert_int_eq(bfs_sb_read(dev, &h, err), 0);
+	h.sb->ro_compat = cpu_to_le64(1ULL << 40);
+	ck_assert_int_eq(bfs_sb_write(dev, h.sb), 0);
+	seq = le64_to_cpu(h.sb->seq);
+	bfs_sb_handle_release(&h);
+
+	tu_log_reset();
+	ck_assert_int_eq(bfs_core_open(dev, NULL, &c), -EROFS);
+	ck_assert_msg(strstr(tu_last_err, "unsupported ro_compat features 0x10000000000"),
+		      "%s", tu_last_err);
+	ck_assert_int_eq(bfs_core_open(dev, &ro, &c), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	/* neither open wrote the superblock */
+	ck_assert_int_eq(bfs_sb_read(dev, &h, err), 0);
+	ck_assert_uint_eq(le64_to_cpu(h.sb->seq), seq);
+	bfs_sb_handle_release(&h);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 START_TEST(test_fallback_to_backup)
 {
 	struct bfs_sb *sb;
@@ -411,6 +442,7 @@ static Suite *super_suite(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_write_read_roundtrip);
 	tcase_add_test(tc, test_fallback_to_backup);
+	tcase_add_test(tc, test_ro_compat_unknown_read_only);
 	tcase_add_test(tc, test_no_valid_copy);
 	tcase_add_test(tc, test_unsupported_primary_is_final);
 	tcase_add_test(tc, test_write_survives_io_error);

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+#include "tu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bfs/core.h>
+#include <bfs/log.h>
+#include <bfs/mkfs.h>
+#include <bfs/os.h>
+#include <bfs/super.h>
+
+char tu_last_err[1024];
+unsigned tu_nr_errs;
+unsigned tu_nr_warns;
+static char warn_prefix[64];
+static bfs_mutex log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	bfs_mutex_lock(&log_lock);
+	if (getenv("BFS_TEST_VERBOSE"))
+		fprintf(stderr, "bfs %d: %s\n", level, msg);
+	if (level == BFS_LOG_ERR) {
+		snprintf(tu_last_err, sizeof(tu_last_err), "%s", msg);
+		tu_nr_errs++;
+	} else if (level == BFS_LOG_WARN && warn_prefix[0] &&
+		   !strncmp(msg, warn_prefix, strlen(warn_prefix))) {
+		tu_nr_warns++;
+	}
+	bfs_mutex_unlock(&log_lock);
+}
+
+void tu_log_reset(void)
+{
+	bfs_log_set_hook(log_hook, NULL);
+	bfs_mutex_lock(&log_lock);
+	tu_last_err[0] = 0;
+	tu_nr_errs = 0;
+	tu_nr_warns = 0;
+	bfs_mutex_unlock(&log_lock);
+}
+
+void tu_log_count_warnings(const char *prefix)
+{
+	bfs_mutex_lock(&log_lock);
+	snprintf(warn_prefix, sizeof(warn_prefix), "%s", prefix ? prefix : "");
+	bfs_mutex_unlock(&log_lock);
+}
+
+/* @with_fs: the whole bfs_mkfs(); else only the btree core's part */
+static struct bfs_dev *mkfs_mem(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets,
+				u8 compression, bool with_fs)
+{
+	struct bfs_format_opts o = {
+		.btree_node_size = node_size,
+		.bucket_size = bucket_size,
+		.journal_nbuckets = jbuckets,
+		.compression_type = compression,
+		.block_size = 4096,
+	};
+	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
+	char err[BFS_ERR_LEN] = "";
+	struct bfs_dev *dev;
+	int ret;
+
+	ck_assert_ptr_nonnull(sb);
+	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
+	ret = bfs_sb_layout(&o, size, 512, sb, err);
+	ck_assert_msg(!ret, "layout: %d %s", ret, err);
+	if (with_fs) {
+		ret = bfs_mkfs(dev, sb);
+		ck_assert_msg(!ret, "mkfs: %d (%s)", ret, tu_last_err);
+		ck_assert(le32_to_cpu(sb->flags) & BFS_SB_CLEAN);
+	} else {
+		ck_assert_int_eq(bfs_core_format(dev, sb), 0);
+		ck_assert_int_eq(bfs_mkfs_write(dev, sb), 0);
+	}
+	bfs_free(sb);
+	return dev;
+}
+
+struct bfs_dev *tu_mkfs(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets)
+{
+	return mkfs_mem(size, node_size, bucket_size, jbuckets, BFS_COMPRESSION_NONE, false);
+}
+
+struct bfs_dev *tu_mkfs_fs(u64 size, u32 node_size, u32 bucket_size, u8 compression)
+{
+	return mkfs_mem(size, node_size, bucket_size, 0, compression, true);
+}

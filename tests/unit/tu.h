@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helpers shared by the unit tests (tu.c, linked into every test):
+ * the captured log and formatted in-memory devices.
+ */
+#ifndef BFS_TESTS_TU_H
+#define BFS_TESTS_TU_H
+
+#include "unit.h"
+
+#include <bfs/dev.h>
+#include <bfs/types.h>
+
+/*
+ * The log hook tu_log_reset() installs keeps the last error and counts the
+ * errors, and the warnings that start with the prefix given to
+ * tu_log_count_warnings(); it is safe from any thread.  BFS_TEST_VERBOSE=1
+ * prints every message.
+ */
+extern char tu_last_err[1024];
+extern unsigned tu_nr_errs;
+extern unsigned tu_nr_warns;
+
+void tu_log_reset(void);
+void tu_log_count_warnings(const char *prefix);
+
+/* a formatted memory device, btree core only (0: the default size) */
+struct bfs_dev *tu_mkfs(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets);
+/* a formatted memory device with the filesystem on it, as bfs_mkfs() makes it */
+struct bfs_dev *tu_mkfs_fs(u64 size, u32 node_size, u32 bucket_size, u8 compression);
+
+#endif
