@@ -19,6 +19,10 @@ int bfs_bkey_validate(const struct bfs_bkey *k, bool is_extents, char *err, size
 		FAIL("key u64s %u smaller than the header", bfs_bkey_u64s(k));
 	if (k->flags || le32_to_cpu(k->pad))
 		FAIL("key has non-zero reserved fields");
+	/* the filesystem has no snapshots yet: its keys all live in snapshot 0 */
+	if (k->type >= BFS_KEY_FS_FIRST && ops && le32_to_cpu(k->snapshot))
+		FAIL("%s key in snapshot %u (filesystem keys are in snapshot 0)",
+		     bfs_bkey_type_name(k->type), le32_to_cpu(k->snapshot));
 	if (ops) {
 		if (val < ops->min_val_u64s || (ops->max_val_u64s && val > ops->max_val_u64s) ||
 		    (k->type == BFS_KEY_DELETED && val))

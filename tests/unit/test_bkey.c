@@ -116,6 +116,10 @@ START_TEST(test_validate_and_text)
 	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), 0);
 	bfs_bkey_to_text(txt, sizeof(txt), k);
 	ck_assert_str_eq(txt, "u64s 6 type alloc pos 3:0:0: gen 7 free live 0");
+	/* filesystem keys live in snapshot 0 */
+	k->snapshot = cpu_to_le32(1);
+	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(err, "snapshot"));
 	/* value size bounds come from the table too */
 	bfs_bkey_init(k, BFS_KEY_ALLOC, BFS_POS(3, 0, 0), 1);
 	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), -EUCLEAN);
