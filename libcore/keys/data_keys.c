@@ -21,8 +21,14 @@ static int extent_validate(const struct bfs_bkey *k, char *err, size_t err_len)
 #define BAD(...) do { snprintf(err, err_len, __VA_ARGS__); return -EUCLEAN; } while (0)
 	if (v->flags & ~BFS_EXTENT_F_KNOWN)
 		BAD("extent: unknown flags 0x%x", v->flags);
-	if (v->flags & BFS_EXTENT_F_UNWRITTEN)
+	if (v->flags & BFS_EXTENT_F_UNWRITTEN) {
+		/* no data: a pointer, checksum or size here means a flipped flag */
+		if (le64_to_cpu(v->offset) || le64_to_cpu(v->csum) || le32_to_cpu(v->stored_bytes) ||
+		    le32_to_cpu(v->chunk_sectors) || le32_to_cpu(v->chunk_offset) ||
+		    le32_to_cpu(v->gen) || v->compression || v->csum_type)
+			BAD("extent: unwritten, but it has a data pointer");
 		return 0;
+	}
 	if (v->compression >= BFS_COMPRESSION_NR)
 		BAD("extent: unknown compression type %u", v->compression);
 	if (v->csum_type >= BFS_CSUM_NR)
