@@ -115,14 +115,20 @@ def make_base(args, name, work):
 
 def reported(fsck_out, path, ino, before):
     """fsck named the file: "inode N", its whole path, or its directory
-    entry ("'NAME' in directory DIR-INODE", as pass 2 says it)"""
+    entry ("'NAME' in directory DIR-INODE", as pass 2 says it), or one of
+    the directories above it"""
     if re.search(r"\binode %s\b" % re.escape(ino), fsck_out):
         return True
     if re.search(re.escape(path) + r"(?=$|[\s:,;'\")])", fsck_out, re.M):
         return True
     parent, name = path.rsplit("/", 1)
     pino = before[parent]["ino"] if parent in before else "1" if not parent else None
-    return pino is not None and ("'%s' in directory %s " % (name, pino)) in fsck_out
+    if pino is not None and ("'%s' in directory %s " % (name, pino)) in fsck_out:
+        return True
+    # a directory fsck named (moved to /lost+found, its entry removed, ...)
+    # takes everything below it along: those files are named with it
+    return bool(parent) and parent in before and \
+        reported(fsck_out, parent, before[parent]["ino"], before)
 
 
 def check_fsck(res, step, rc, out):
