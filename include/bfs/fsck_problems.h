@@ -130,6 +130,8 @@
 	  "Connect it to /lost+found")						\
 	x(INODE_LOST, PREEN, "inode has no links and is not on the orphan list",	\
 	  "Free it at the next mount")						\
+	x(SYMLINK_TARGET_LOST, LOSS, "symlink's target cannot be read",		\
+	  "Point it at a placeholder saying so")				\
 	x(INODE_SECTORS, PREEN, "inode's allocated sector count is wrong", "Fix it")	\
 	x(EXTENT_NO_INODE, LOSS, "file data belongs to no regular file", "Remove it")	\
 	/* pass 2: /lost+found */						\

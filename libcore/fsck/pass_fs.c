@@ -243,6 +243,42 @@ static void check_attached(struct fs_check *fc, struct ino_info *i)
 		fsck_repair(fc, PR_INODE_UNATTACHED, reconnect(fc, i));
 }
 
+/* what a symlink whose target is gone points to after the repair */
+#define LOST_TARGET	"(symlink target lost; see fsck)"
+
+static void set_lost_target_size(struct bfs_inode_v *v, const struct ino_info *i)
+{
+	v->size = cpu_to_le64(sizeof(LOST_TARGET) - 1);
+}
+
+/* the target keys must read back: chunks present, in place, lengths adding up */
+static void check_symlink(struct fs_check *fc, struct ino_info *i)
+{
+	char buf[BFS_SYMLINK_MAX + 1];
+	ssize_t n = bfs_fs_readlink(fc->fs, i->ino, buf, sizeof(buf));
+	struct bfs_trans *t;
+	int ret;
+
+	if (n >= 0 || (n != -EUCLEAN && n != -EIO && n != -ENOENT))
+		return;
+	if (!fix_at(fc, PR_SYMLINK_TARGET_LOST, BFS_BTREE_INODES, BFS_POS(i->ino, 1, 0),
+		    "inode %llu (%s): the target cannot be read (%s)", (unsigned long long)i->ino,
+		    fsck_path(fc, i->ino), strerror((int)-n)))
+		return;
+	ret = bfs_trans_begin(fc->c, &t);
+	if (!ret)
+		ret = bfs_ns_delete_keys(fc->fs, t, BFS_BTREE_INODES, i->ino, 1);
+	if (!ret)
+		ret = bfs_ns_symlink_write(fc->fs, t, i->ino, LOST_TARGET, sizeof(LOST_TARGET) - 1);
+	if (!ret)
+		ret = bfs_ns_commit(t);
+	else
+		bfs_trans_end(t);
+	if (!ret)
+		ret = inode_rewrite(fc, i, set_lost_target_size);
+	fsck_repair(fc, PR_SYMLINK_TARGET_LOST, ret);
+}
+
 static void check_inode(struct fs_check *fc, struct ino_info *i)
 {
 	struct bfs_bpos pos = BFS_POS(i->ino, 0, 0);
@@ -271,6 +307,8 @@ static void check_inode(struct fs_check *fc, struct ino_info *i)
 		   (unsigned long long)i->ino, (unsigned long long)i->parent,
 		   (unsigned long long)i->entry_dir))
 		fsck_repair(fc, PR_DIR_PARENT, inode_rewrite(fc, i, set_parent));
+	if (S_ISLNK(i->mode))
+		check_symlink(fc, i);
 	if (S_ISREG(i->mode) && i->sectors != i->ext_sectors &&
 	    fix_at(fc, PR_INODE_SECTORS, BFS_BTREE_INODES, pos,
 		   "inode %llu says %llu sectors, its extents hold %llu", (unsigned long long)i->ino,
