@@ -62,6 +62,12 @@ void bfs_cmd_usage(const struct bfs_cmd *cmd, FILE *f);
 int bfs_cmd_usage_error(const struct bfs_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* print "bfs NAME: <msg>" to stderr; returns BFS_EXIT_ERROR */
+/*
+ * 0 if @path exists and is not mounted or in use (or @allow_mounted), else
+ * an error said with the reason; @hint ends the "unmount it first" line.
+ */
+int bfs_cmd_refuse_mounted(const struct bfs_cmd *cmd, const char *path, bool allow_mounted,
+			   const char *hint);
 int bfs_cmd_error(const struct bfs_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

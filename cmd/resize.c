@@ -31,20 +31,8 @@ struct resize_args {
 
 static int check_unmounted(const struct bfs_cmd *cmd, const char *path)
 {
-	char what[256];
-	int ret = bfs_check_mounted(path, what, sizeof(what));
-
-	if (ret == -ENOENT)
-		return bfs_cmd_error(cmd, "'%s' does not exist", path);
-	if (ret == -EISDIR)
-		return bfs_cmd_error(cmd, "'%s' is a directory", path);
-	if (ret < 0)
-		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", path,
-				     strerror(-ret));
-	if (ret)
-		return bfs_cmd_error(cmd, "'%s' is %s; unmount it first (resizing a mounted "
-				     "filesystem is not supported yet)", path, what);
-	return 0;
+	return bfs_cmd_refuse_mounted(cmd, path, false,
+				      " (resizing a mounted filesystem is not supported yet)");
 }
 
 static int open_dev(const struct bfs_cmd *cmd, const struct resize_args *a, struct bfs_dev **dev)

@@ -212,18 +212,10 @@ static void describe(enum set_opt opt, const struct bfs_sb *sb, char out[80])
 static int open_unmounted(const struct bfs_cmd *cmd, const char *path, bool dry_run,
 			  struct bfs_dev **dev)
 {
-	char what[256];
-	int ret = bfs_check_mounted(path, what, sizeof(what));
+	int ret = bfs_cmd_refuse_mounted(cmd, path, dry_run, "");
 
-	if (ret == -ENOENT)
-		return bfs_cmd_error(cmd, "'%s' does not exist", path);
-	if (ret == -EISDIR)
-		return bfs_cmd_error(cmd, "'%s' is a directory", path);
-	if (ret < 0)
-		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", path,
-				     strerror(-ret));
-	if (ret && !dry_run)
-		return bfs_cmd_error(cmd, "'%s' is %s; unmount it first", path, what);
+	if (ret)
+		return ret;
 	ret = bfs_dev_open(path, dry_run ? BFS_DEV_RDONLY | BFS_DEV_NOLOCK : BFS_DEV_EXCL, dev);
 	if (ret == -EBUSY)
 		return bfs_cmd_error(cmd, "'%s' is in use (mounted or opened by another program); "

@@ -3,6 +3,7 @@
 #include "cmd.h"
 
 #include <bfs/log.h>
+#include <bfs/probe.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -156,4 +157,22 @@ void bfs_cmd_log_to_stderr(void)
 bool bfs_progress_enabled(void)
 {
 	return isatty(STDOUT_FILENO) && !getenv("BFS_NO_PROGRESS");
+}
+
+int bfs_cmd_refuse_mounted(const struct bfs_cmd *cmd, const char *path, bool allow_mounted,
+			   const char *hint)
+{
+	char what[256];
+	int ret = bfs_check_mounted(path, what, sizeof(what));
+
+	if (ret == -ENOENT)
+		return bfs_cmd_error(cmd, "'%s' does not exist", path);
+	if (ret == -EISDIR)
+		return bfs_cmd_error(cmd, "'%s' is a directory", path);
+	if (ret < 0)
+		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", path,
+				     strerror(-ret));
+	if (ret && !allow_mounted)
+		return bfs_cmd_error(cmd, "'%s' is %s; unmount it first%s", path, what, hint);
+	return 0;
 }
