@@ -19,6 +19,12 @@ struct bfs_dev {
 	bool		blockdev;
 	bool		readonly;
 	bool		direct;
+	/*
+	 * BFS_DEV_DIRECT_TRY with O_DIRECT on: fd is direct, fd_buf a buffered
+	 * descriptor of the same file for I/O the alignment rules refuse
+	 * (-1 otherwise)
+	 */
+	int		fd_buf;
 	char		*path;
 
 	/* failure injection: 0 = off; accessed with __atomic builtins */
