@@ -513,7 +513,8 @@ static int format_and_open(const struct bfs_cmd *cmd, struct fs_bench *b)
 	int ret = bfs_image_create(b->image, b->image_size);
 
 	if (!ret)
-		ret = bfs_dev_open(b->image, BFS_DEV_EXCL, &b->dev);
+		/* direct I/O, as the peers run (fio --direct=1), where the filesystem allows it */
+		ret = bfs_dev_open(b->image, BFS_DEV_EXCL | BFS_DEV_DIRECT_TRY, &b->dev);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot set up '%s': %s", b->image, strerror(-ret));
 	sb = calloc(1, BFS_SB_MAX_BYTES);

@@ -11,7 +11,10 @@
  */
 #include "unit.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <bfs/btree.h>
@@ -46,7 +49,18 @@ static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
 	bfs_mutex_unlock(&log_lock);
 }
 
+static void format_dev(struct bfs_dev *dev, u64 size, u32 bucket, u32 node, u8 compression);
+
 static struct bfs_dev *mkfs(u64 size, u32 bucket, u32 node, u8 compression)
+{
+	struct bfs_dev *dev;
+
+	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
+	format_dev(dev, size, bucket, node, compression);
+	return dev;
+}
+
+static void format_dev(struct bfs_dev *dev, u64 size, u32 bucket, u32 node, u8 compression)
 {
 	struct bfs_format_opts o = {
 		.block_size = 4096,
@@ -56,12 +70,10 @@ static struct bfs_dev *mkfs(u64 size, u32 bucket, u32 node, u8 compression)
 	};
 	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
 	char err[BFS_ERR_LEN] = "";
-	struct bfs_dev *dev;
 	int ret;
 
 	bfs_log_set_hook(log_hook, NULL);
 	ck_assert_ptr_nonnull(sb);
-	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
 	ret = bfs_sb_layout(&o, size, 512, sb, err);
 	ck_assert_msg(!ret, "layout: %d %s", ret, err);
 	/* the layers one by one, as bfs_mkfs() does, with the filesystem's own step */
@@ -69,7 +81,6 @@ static struct bfs_dev *mkfs(u64 size, u32 bucket, u32 node, u8 compression)
 	ck_assert_int_eq(bfs_mkfs_write(dev, sb), 0);
 	ck_assert_int_eq(bfs_fs_format(dev, sb), 0);
 	bfs_free(sb);
-	return dev;
 }
 
 static struct bfs_fs *fs_open(struct bfs_dev *dev)
@@ -803,6 +814,33 @@ START_TEST(test_fsx_zstd_small_buckets)
 END_TEST
 
 /*
+ * The same on an image file opened with BFS_DEV_DIRECT_TRY: O_DIRECT where
+ * the test filesystem allows it, so unaligned caller buffers are bounced and
+ * unaligned device I/O goes to the buffered twin; plain and compressed data.
+ */
+START_TEST(test_fsx_direct_image)
+{
+	char *path = bfs_unit_tmpfile("fsx-direct");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600), probe;
+	struct bfs_dev *dev;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 64 * MiB), 0);
+	close(fd);
+	probe = open(path, O_RDONLY | O_DIRECT);
+	if (probe >= 0)
+		close(probe);
+	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_EXCL | BFS_DEV_DIRECT_TRY, &dev), 0);
+	ck_assert(bfs_dev_is_direct(dev) == (probe >= 0));
+	format_dev(dev, 64 * MiB, 0, 0, _i ? BFS_COMPRESSION_ZSTD : BFS_COMPRESSION_NONE);
+	fsx(dev, 300, 2 * MiB, _i);
+	bfs_dev_close(dev);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/*
  * After a crash, replay may allocate btree nodes: the data layer's core
  * hooks must have taken the buckets holding file data away from the
  * metadata allocator before that.
@@ -973,6 +1011,7 @@ static Suite *fs_data_suite(void)
 	tcase_add_test(tc, test_fallocate);
 	tcase_add_test(tc, test_fsx);
 	tcase_add_test(tc, test_fsx_zstd_small_buckets);
+	tcase_add_loop_test(tc, test_fsx_direct_image, 0, 2);
 	tcase_add_test(tc, test_checksum);
 	tcase_add_test(tc, test_stale_pointer);
 	tcase_add_test(tc, test_zstd);
