@@ -648,6 +648,7 @@ static const struct option bench_longopts[] = {
 	{ "workload",	required_argument, NULL, OPT_OTHER },
 	{ "jobs",	required_argument, NULL, OPT_OTHER },
 	{ "fsync-every", required_argument, NULL, OPT_OTHER },
+	{ "direct",	no_argument,	   NULL, OPT_OTHER },
 	{ NULL, 0, NULL, 0 }
 };
 

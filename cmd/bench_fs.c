@@ -91,6 +91,8 @@ struct fs_bench {
 	unsigned fsync_every;
 	bool	want[W_NR];
 	bool	json;
+	bool	direct;		/* --direct */
+	bool	is_direct;	/* what the image's filesystem allowed */
 	const char *image_opt;
 	/* state */
 	char	*image;
@@ -513,7 +515,9 @@ static int format_and_open(const struct bfs_cmd *cmd, struct fs_bench *b)
 	int ret = bfs_image_create(b->image, b->image_size);
 
 	if (!ret)
-		ret = bfs_dev_open(b->image, BFS_DEV_EXCL, &b->dev);
+		ret = bfs_dev_open(b->image, BFS_DEV_EXCL | (b->direct ? BFS_DEV_DIRECT_TRY : 0), &b->dev);
+	if (!ret)
+		b->is_direct = bfs_dev_is_direct(b->dev);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot set up '%s': %s", b->image, strerror(-ret));
 	sb = calloc(1, BFS_SB_MAX_BYTES);
@@ -605,6 +609,7 @@ static void describe_config(struct bfs_out *o, const struct fs_bench *b)
 	out_u64(o, "objects", "Objects (4 MiB)", objects(b));
 	out_u64(o, "fsync_every", "Log fsync every", b->fsync_every);
 	out_size(o, "image_size", "Image size (sparse)", b->image_size);
+	out_bool(o, "direct", "Direct I/O", b->is_direct);
 }
 
 static void describe_result(struct bfs_out *o, enum fs_workload w, const struct result *r)
@@ -665,7 +670,7 @@ static void print_results(const struct fs_bench *b)
 
 enum {
 	OPT_SIZE_SCALE = 256, OPT_WORKLOAD, OPT_JOBS, OPT_THREADS, OPT_FSYNC_EVERY, OPT_SEED,
-	OPT_IMAGE, OPT_JSON,
+	OPT_IMAGE, OPT_JSON, OPT_DIRECT,
 };
 
 static const struct option fs_longopts[] = {
@@ -677,6 +682,7 @@ static const struct option fs_longopts[] = {
 	{ "seed",	 required_argument, NULL, OPT_SEED },
 	{ "image",	 required_argument, NULL, OPT_IMAGE },
 	{ "json",	 no_argument,	    NULL, OPT_JSON },
+	{ "direct",	 no_argument,	    NULL, OPT_DIRECT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -736,6 +742,9 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 		return 0;
 	case OPT_IMAGE:
 		b->image_opt = optarg;
+		return 0;
+	case OPT_DIRECT:
+		b->direct = true;
 		return 0;
 	case OPT_JSON:
 		b->json = true;

@@ -24,6 +24,8 @@ int bfs_bench_fs(const struct bfs_cmd *cmd, int argc, char **argv);
 	"      --threads=T         threads issuing random I/O (default 16)\n" \
 	"      --fsync-every=K     objects: fsync the log every K appends (default 8)\n" \
 	"      --seed=S            seed of sizes, offsets and the tree (default 42)\n" \
+	"      --direct            open the image with O_DIRECT where its filesystem\n" \
+	"                          allows it (default: through the page cache)\n" \
 	"      --image=PATH, --json  as for btree\n"
 
 #endif /* BFS_CMD_BENCH_FS_H */

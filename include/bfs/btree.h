@@ -62,14 +62,17 @@ struct bfs_btree_iter {
 	size_t	k_cap;
 	u64	inline_k[16];
 	/*
-	 * keys after the current one, copied with it while the leaf was
+	 * keys after the current one, found with it while the leaf was
 	 * locked: next() serves them without locking as long as the leaf's
-	 * mod_seq shows it has not changed since
+	 * mod_seq shows it has not changed since.  ahead_k[] points into the
+	 * leaf's written bsets (which never change while the leaf is
+	 * referenced) or, for keys not yet written, to copies in ahead.
 	 */
 	u8	*ahead;
-	u32	ahead_cap, ahead_len, ahead_off, ahead_n, ahead_i;
+	u32	ahead_cap, ahead_len, ahead_n, ahead_i;
 	u64	ahead_mod_seq;
 	u32	ahead_idx[64];
+	struct bfs_bkey *ahead_k[64];
 };
 
 void bfs_btree_iter_init(struct bfs_btree_iter *it, struct bfs_core *c,

@@ -25,6 +25,13 @@ enum bfs_dev_flags {
 	BFS_DEV_DIRECT	= 1 << 1,	/* O_DIRECT; buffers must be aligned */
 	BFS_DEV_EXCL	= 1 << 2,	/* O_EXCL for block devices, flock for files */
 	BFS_DEV_NOLOCK	= 1 << 3,	/* read-only open without the shared lock */
+	/*
+	 * O_DIRECT where the filesystem or device allows it, buffered where it
+	 * refuses; any buffer, offset and length: sector-aligned I/O from an
+	 * unaligned buffer goes through an aligned bounce buffer, I/O at
+	 * unaligned offsets or lengths through a second, buffered descriptor
+	 */
+	BFS_DEV_DIRECT_TRY = 1 << 4,
 };
 
 /* -EROFS for a read-write open of a read-only block device (losetup -r) */
@@ -39,6 +46,8 @@ u64 bfs_dev_size(const struct bfs_dev *dev);
 unsigned bfs_dev_sector_size(const struct bfs_dev *dev);	/* logical block size */
 bool bfs_dev_is_blockdev(const struct bfs_dev *dev);
 bool bfs_dev_is_readonly(const struct bfs_dev *dev);
+/* is I/O going around the page cache (BFS_DEV_DIRECT, or _TRY where it worked)? */
+bool bfs_dev_is_direct(const struct bfs_dev *dev);
 const char *bfs_dev_path(const struct bfs_dev *dev);
 /* for memory devices: the backing buffer (NULL otherwise) */
 u8 *bfs_dev_mem(struct bfs_dev *dev);

@@ -40,6 +40,9 @@ struct pend_block {
 
 /* a piece of a node's sorted key view (node_keys.c) */
 #define NODE_CHUNK	128
+/* entries per group inside a chunk: a group's search keys are four cache lines */
+#define NODE_GROUP	16
+#define NODE_GROUPS	(NODE_CHUNK / NODE_GROUP)
 /* inode and offset of a key, kept next to the pointer so searches rarely dereference */
 struct node_sk {
 	u64	inode;
@@ -47,7 +50,13 @@ struct node_sk {
 };
 struct key_chunk {
 	u32	nr;
-	u32	pad;
+	u32	pad[15];		/* gl[] starts on its own cache line */
+	/*
+	 * search key of the last entry of each group of NODE_GROUP entries
+	 * (groups past nr are stale): a search reads these two cache lines,
+	 * then only the one group, instead of a binary search over all of sk[]
+	 */
+	struct node_sk gl[NODE_GROUPS];
 	struct bfs_bkey *k[NODE_CHUNK];
 	struct node_sk sk[NODE_CHUNK];
 };
@@ -78,6 +87,15 @@ struct btree_node {
 	struct key_chunk **ch;
 	u32	*start;			/* index of the first entry of each chunk */
 	struct node_sk *last;		/* search key of the last entry of each chunk */
+	/*
+	 * last[] again in Eytzinger order (eyt[1] is the root of an implicit
+	 * binary tree, eyt[0] unused, 64-byte aligned): the first levels of
+	 * every search share one or two hot cache lines and the next levels can
+	 * be prefetched; eyt_c[k] is the chunk of eyt[k], eyt_of[c] the slot of
+	 * chunk c.  Rebuilt when chunks come or go, updated in place otherwise.
+	 */
+	struct node_sk *eyt;
+	u32	*eyt_c, *eyt_of;
 	u32	nch, ch_cap;
 	u32	nr;			/* entries */
 	struct key_chunk *spare[4];	/* preallocated for inserts */
@@ -229,6 +247,40 @@ static inline struct bfs_bkey *node_key(const struct btree_node *n, u32 i)
 	u32 c = bfs_node_chunk_of(n, i);
 
 	return n->ch[c]->k[i - n->start[c]];
+}
+
+/*
+ * Walking the view by slot: the next entry is an increment, where
+ * node_key(n, i + 1) would search the chunk starts again.
+ */
+static inline struct node_slot node_slot_of(const struct btree_node *n, u32 i)
+{
+	u32 c = bfs_node_chunk_of(n, i);
+
+	return (struct node_slot){ c, i - n->start[c] };
+}
+
+static inline struct bfs_bkey *node_slot_key(const struct btree_node *n, struct node_slot s)
+{
+	return n->ch[s.c]->k[s.off];
+}
+
+/* the slot after @s (past the end: chunk nch) */
+static inline void node_slot_next(const struct btree_node *n, struct node_slot *s)
+{
+	if (++s->off == n->ch[s->c]->nr) {
+		s->c++;
+		s->off = 0;
+	}
+}
+
+/* the slot before @s, which is not the first */
+static inline void node_slot_prev(const struct btree_node *n, struct node_slot *s)
+{
+	if (!s->off--) {
+		s->c--;
+		s->off = n->ch[s->c]->nr - 1;
+	}
 }
 
 /* keys[] and pending ready for one more key of @bytes */

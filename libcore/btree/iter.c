@@ -157,13 +157,13 @@ void bfs_btree_iter_init(struct bfs_btree_iter *it, struct bfs_core *c, enum bfs
 	it->k = it->kbuf;
 	it->k_cap = sizeof(it->inline_k);
 	it->ahead = NULL;
-	it->ahead_cap = it->ahead_len = it->ahead_off = it->ahead_n = it->ahead_i = 0;
+	it->ahead_cap = it->ahead_len = it->ahead_n = it->ahead_i = 0;
 }
 
 static void ahead_drop(struct bfs_btree_iter *it)
 {
 	it->ahead_n = it->ahead_i = 0;
-	it->ahead_len = it->ahead_off = 0;
+	it->ahead_len = 0;
 }
 
 void bfs_btree_iter_set_pos(struct bfs_btree_iter *it, struct bfs_bpos pos)
@@ -211,10 +211,16 @@ static int copy_key(struct bfs_btree_iter *it, const struct bfs_bkey *k)
 #define AHEAD_BYTES	(4 * KiB)
 
 /*
- * Copy the live keys following index @i while the leaf is locked, so a
+ * Find the live keys following index @i while the leaf is locked, so a
  * sequential scan takes the leaf lock once per batch instead of per key.
+ *
+ * Keys in the leaf's written bsets are handed out in place, not copied:
+ * data[0, written) is only ever appended to, never rewritten, and the node
+ * buffer is not freed or reused while the iterator holds its reference, so
+ * such a key stays intact however the leaf changes until the next call.
+ * Keys still in the pending area are copied: a node write frees it.
  */
-static void fill_ahead(struct bfs_btree_iter *it, struct btree_node *n, u32 i)
+static void fill_ahead(struct bfs_btree_iter *it, struct btree_node *n, u32 i, struct node_slot s)
 {
 	ahead_drop(it);
 	if (!it->ahead) {
@@ -223,16 +229,22 @@ static void fill_ahead(struct bfs_btree_iter *it, struct btree_node *n, u32 i)
 			return;
 		it->ahead_cap = AHEAD_BYTES;
 	}
-	for (i++; i < n->nr && it->ahead_n < ARRAY_SIZE(it->ahead_idx); i++) {
-		const struct bfs_bkey *k = node_key(n, i);
+	/* by slot: the next entry is an increment, not a search of the chunk starts */
+	for (i++, node_slot_next(n, &s); i < n->nr && it->ahead_n < ARRAY_SIZE(it->ahead_idx);
+	     i++, node_slot_next(n, &s)) {
+		struct bfs_bkey *k = node_slot_key(n, s);
 		size_t bytes = bfs_bkey_bytes(k);
 
 		if (bfs_bkey_deleted(k))
 			continue;
-		if (it->ahead_len + bytes > it->ahead_cap)
-			break;
-		memcpy(it->ahead + it->ahead_len, k, bytes);
-		it->ahead_len += (u32)bytes;
+		if (bfs_node_key_pending(it->c, n, k)) {
+			if (it->ahead_len + bytes > it->ahead_cap)
+				break;
+			memcpy(it->ahead + it->ahead_len, k, bytes);
+			k = (struct bfs_bkey *)(it->ahead + it->ahead_len);
+			it->ahead_len += (u32)bytes;
+		}
+		it->ahead_k[it->ahead_n] = k;
 		it->ahead_idx[it->ahead_n++] = i;
 	}
 	it->ahead_mod_seq = n->mod_seq;
@@ -241,15 +253,11 @@ static void fill_ahead(struct bfs_btree_iter *it, struct btree_node *n, u32 i)
 /* the next key from the batch, if the leaf has not changed since it was copied */
 static bool next_ahead(struct bfs_btree_iter *it)
 {
-	struct bfs_bkey *k;
-
 	if (it->ahead_i >= it->ahead_n || !it->leaf ||
 	    bfs_node_mod_seq(it->leaf) != it->ahead_mod_seq)
 		return false;
-	k = (struct bfs_bkey *)(it->ahead + it->ahead_off);
-	it->ahead_off += (u32)bfs_bkey_bytes(k);
+	it->k = it->ahead_k[it->ahead_i];
 	it->idx = it->ahead_idx[it->ahead_i++];
-	it->k = k;
 	return true;
 }
 
@@ -275,19 +283,33 @@ static int lock_leaf(struct bfs_btree_iter *it, struct bfs_bpos pos)
 	return 0;
 }
 
-static int found(struct btree_node *n, struct bfs_btree_iter *it, u32 i, bool fwd)
+static int found(struct btree_node *n, struct bfs_btree_iter *it, u32 i, struct node_slot s,
+		 bool fwd)
 {
-	int ret = copy_key(it, node_key(n, i));
+	int ret = copy_key(it, node_slot_key(n, s));
 
 	it->idx = i;
 	it->leaf_mod_seq = n->mod_seq;
 	if (fwd && !ret)
-		fill_ahead(it, n, i);
+		fill_ahead(it, n, i, s);
 	else
 		ahead_drop(it);
 	bfs_rwlock_unlock(&n->lock);
 	it->valid = !ret;
 	return ret;
+}
+
+/* index (and slot) of the first key >= pos, or > pos if @strict */
+static u32 node_bound(struct btree_node *n, struct bfs_bpos pos, bool strict, struct node_slot *s)
+{
+	if (strict) {
+		if (bfs_bpos_eq(pos, BFS_POS_MAX)) {
+			*s = (struct node_slot){ n->nch, 0 };
+			return n->nr;
+		}
+		pos = bfs_bpos_successor(pos);
+	}
+	return bfs_node_search(n, pos, s);
 }
 
 /* first live key at/after pos (strictly after if @strict); hint: start index */
@@ -297,21 +319,26 @@ static int peek_fwd(struct bfs_btree_iter *it, struct bfs_bpos pos, bool strict,
 	int ret;
 
 	for (;;) {
+		struct node_slot s;
 		u32 i;
 
 		ret = lock_leaf(it, pos);
 		if (ret)
 			return ret;
 		n = it->leaf;
-		if (use_hint && n->mod_seq == it->leaf_mod_seq && it->idx < n->nr)
+		if (use_hint && n->mod_seq == it->leaf_mod_seq && it->idx + 1 < n->nr) {
 			i = it->idx + 1;
-		else
-			i = strict ? bfs_node_upper_bound(n, pos) : bfs_node_lower_bound(n, pos);
+			s = node_slot_of(n, i);
+		} else {
+			i = node_bound(n, pos, strict, &s);
+		}
 		use_hint = false;
-		while (i < n->nr && bfs_bkey_deleted(node_key(n, i)))
+		while (i < n->nr && bfs_bkey_deleted(node_slot_key(n, s))) {
 			i++;
+			node_slot_next(n, &s);
+		}
 		if (i < n->nr)
-			return found(n, it, i, true);
+			return found(n, it, i, s, true);
 		if (bfs_bpos_eq(n->max, BFS_POS_MAX)) {
 			bfs_rwlock_unlock(&n->lock);
 			it->valid = false;
@@ -339,10 +366,10 @@ static int peek_back(struct bfs_btree_iter *it, struct bfs_bpos pos, bool incl)
 			return ret;
 		n = it->leaf;
 		i = (s64)(incl ? bfs_node_upper_bound(n, pos) : bfs_node_lower_bound(n, pos)) - 1;
-		while (i >= 0 && bfs_bkey_deleted(node_key(n, i)))
+		while (i >= 0 && bfs_bkey_deleted(node_key(n, (u32)i)))
 			i--;
 		if (i >= 0)
-			return found(n, it, (u32)i, false);
+			return found(n, it, (u32)i, node_slot_of(n, (u32)i), false);
 		if (bfs_bpos_eq(n->min, BFS_POS_MIN)) {
 			bfs_rwlock_unlock(&n->lock);
 			it->valid = false;
@@ -419,6 +446,7 @@ int bfs_btree_lookup(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos p
 	struct btree_node *n;
 	const struct bfs_bkey *k;
 	bool ext = bfs_btree_is_extents(id);
+	struct node_slot s;
 	u32 i;
 	int ret;
 
@@ -429,9 +457,11 @@ int bfs_btree_lookup(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos p
 		return ret;
 	if (ext) {
 		/* the only candidate is the first extent ending after pos */
-		i = bfs_node_upper_bound(n, pos);
-		while (i < n->nr && bfs_bkey_deleted(node_key(n, i)))
+		i = node_bound(n, pos, true, &s);
+		while (i < n->nr && bfs_bkey_deleted(node_slot_key(n, s))) {
 			i++;
+			node_slot_next(n, &s);
+		}
 		if (i == n->nr && !bfs_bpos_eq(n->max, BFS_POS_MAX)) {
 			struct bfs_btree_iter it;
 
@@ -447,14 +477,15 @@ int bfs_btree_lookup(struct bfs_core *c, enum bfs_btree_id id, struct bfs_bpos p
 			bfs_btree_iter_exit(&it);
 			return ret;
 		}
-		k = i < n->nr ? node_key(n, i) : NULL;
+		k = i < n->nr ? node_slot_key(n, s) : NULL;
 		if (!k || le64_to_cpu(k->inode) != pos.inode || bfs_bkey_start(k) > pos.offset ||
 		    le32_to_cpu(k->snapshot) != pos.snapshot)
 			k = NULL;
 	} else {
-		i = bfs_node_lower_bound(n, pos);
-		k = i < n->nr && !bfs_bkey_cmp_pos(node_key(n, i), pos) && !bfs_bkey_deleted(node_key(n, i)) ?
-			node_key(n, i) : NULL;
+		i = bfs_node_search(n, pos, &s);
+		k = i < n->nr ? node_slot_key(n, s) : NULL;
+		if (k && (bfs_bkey_cmp_pos(k, pos) || bfs_bkey_deleted(k)))
+			k = NULL;
 	}
 	if (!k)
 		ret = -ENOENT;

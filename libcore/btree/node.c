@@ -79,7 +79,8 @@ size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n)
 {
 	return sizeof(*n) + c->node_size + n->pending_alloc +
 		(size_t)(n->nch + n->nr_spare) * sizeof(struct key_chunk) +
-		(size_t)n->ch_cap * (sizeof(n->ch[0]) + sizeof(n->start[0]));
+		(size_t)n->ch_cap * (sizeof(n->ch[0]) + sizeof(n->start[0]) + sizeof(n->last[0]) +
+				     sizeof(n->eyt[0]) + sizeof(n->eyt_c[0]) + sizeof(n->eyt_of[0]));
 }
 
 bool bfs_node_fits(struct bfs_core *c, struct btree_node *n, size_t bytes)
@@ -188,13 +189,19 @@ int bfs_node_prepare_insert(struct bfs_core *c, struct btree_node *n, size_t byt
 
 const struct bfs_bkey *bfs_node_child(struct btree_node *n, struct bfs_bpos pos, u32 *idx)
 {
-	u32 i = bfs_node_lower_bound(n, pos);
+	struct node_slot s;
+	u32 i = bfs_node_search(n, pos, &s);
+	const struct bfs_bkey *k = NULL;
 
-	while (i < n->nr && bfs_bkey_deleted(node_key(n, i)))
-		i++;
+	/* walk by slot: node_key() would search the chunk starts for every entry */
+	for (; i < n->nr; i++, node_slot_next(n, &s)) {
+		k = node_slot_key(n, s);
+		if (!bfs_bkey_deleted(k))
+			break;
+	}
 	if (idx)
 		*idx = i;
-	return i < n->nr ? node_key(n, i) : NULL;
+	return i < n->nr ? k : NULL;
 }
 
 int bfs_node_fill(struct bfs_core *c, struct btree_node *n, struct bfs_bkey *const *keys, u32 nr)

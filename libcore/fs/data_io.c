@@ -29,7 +29,8 @@ int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struc
 	if (d->compression == BFS_COMPRESSION_ZSTD && len > d->block_size) {
 		size_t bound = ZSTD_compressBound(len), n;
 
-		cbuf = bfs_malloc(BFS_ROUND_UP(bound, (size_t)d->block_size));
+		/* aligned: on an O_DIRECT device it is written without a bounce */
+		cbuf = bfs_aligned_alloc(4096, BFS_ROUND_UP(bound, (size_t)d->block_size));
 		if (!cbuf)
 			return -ENOMEM;
 		n = ZSTD_compress(cbuf, bound, data, len, d->level);
@@ -84,7 +85,8 @@ int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 sk
 			" is malformed", ino, foff, dev_off);
 		return -EIO;
 	}
-	buf = bfs_malloc(BFS_ROUND_UP((size_t)stored, (size_t)d->block_size));
+	/* aligned: on an O_DIRECT device it is read without a bounce */
+	buf = bfs_aligned_alloc(4096, BFS_ROUND_UP((size_t)stored, (size_t)d->block_size));
 	if (!buf)
 		return -ENOMEM;
 	ret = bfs_dev_read(d->dev, dev_off, buf, BFS_ROUND_UP((size_t)stored, (size_t)d->block_size));

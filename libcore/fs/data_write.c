@@ -205,7 +205,8 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 	u8 *cbuf;
 	int ret = 0;
 
-	cbuf = bfs_malloc(d->chunk_max);
+	/* aligned: on an O_DIRECT device chunks are written from it without a bounce */
+	cbuf = bfs_aligned_alloc(4096, d->chunk_max);
 	if (!cbuf)
 		return -ENOMEM;
 	while (total < len) {

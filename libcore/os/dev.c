@@ -26,6 +26,7 @@ static struct bfs_dev *dev_alloc(const char *path)
 	if (!dev)
 		return NULL;
 	dev->fd = -1;
+	dev->fd_buf = -1;
 	dev->path = strdup(path);
 	if (!dev->path) {
 		bfs_free(dev);
@@ -40,6 +41,8 @@ static void dev_free(struct bfs_dev *dev)
 	bfs_dev_held_release(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);
+	if (dev->fd_buf >= 0)
+		close(dev->fd_buf);
 	bfs_free(dev->mem);
 	bfs_free(dev->path);
 	bfs_mutex_destroy(&dev->rec_lock);
@@ -76,7 +79,7 @@ static int dev_open_fd(const char *path, unsigned flags, bool blockdev)
 	if (fd < 0) {
 		int err = -errno;
 
-		if (err == -EINVAL && (flags & BFS_DEV_DIRECT))
+		if (err == -EINVAL && (flags & BFS_DEV_DIRECT) && !(flags & BFS_DEV_DIRECT_TRY))
 			bfs_err("%s: filesystem does not support O_DIRECT", path);
 		return err;
 	}
@@ -160,12 +163,27 @@ int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
 		return -ENOMEM;
 	dev->blockdev = S_ISBLK(st.st_mode);
 	dev->readonly = flags & BFS_DEV_RDONLY;
+	if (flags & BFS_DEV_DIRECT_TRY)
+		flags |= BFS_DEV_DIRECT;
 	dev->direct = flags & BFS_DEV_DIRECT;
 
 	ret = dev_open_fd(path, flags, dev->blockdev);
+	if (ret == -EINVAL && (flags & BFS_DEV_DIRECT_TRY)) {
+		/* the filesystem refuses O_DIRECT (tmpfs, some FUSE): buffered it is */
+		flags &= ~(unsigned)BFS_DEV_DIRECT;
+		dev->direct = false;
+		ret = dev_open_fd(path, flags, dev->blockdev);
+	}
 	if (ret < 0)
 		goto err;
 	dev->fd = ret;
+	if (dev->direct && (flags & BFS_DEV_DIRECT_TRY)) {
+		/* not O_EXCL: fd holds the exclusive claim already */
+		ret = dev_open_fd(path, (flags & ~(unsigned)(BFS_DEV_DIRECT | BFS_DEV_EXCL)), false);
+		if (ret < 0)
+			goto err;
+		dev->fd_buf = ret;
+	}
 
 	/* what we opened must be what we looked at */
 	ret = fstat(dev->fd, &st) < 0 ? -errno : dev_check_type(st.st_mode);
@@ -174,6 +192,16 @@ int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
 	if (S_ISBLK(st.st_mode) != dev->blockdev) {
 		ret = -ENODEV;
 		goto err;
+	}
+	if (dev->fd_buf >= 0) {
+		struct stat sb;
+
+		/* both descriptors must be the same file */
+		if (fstat(dev->fd_buf, &sb) < 0 || sb.st_dev != st.st_dev || sb.st_ino != st.st_ino ||
+		    sb.st_rdev != st.st_rdev) {
+			ret = -ENODEV;
+			goto err;
+		}
 	}
 
 	ret = dev_lock(dev, flags);
@@ -252,6 +280,7 @@ u64 bfs_dev_size(const struct bfs_dev *dev) { return dev->size; }
 unsigned bfs_dev_sector_size(const struct bfs_dev *dev) { return dev->sector_size; }
 bool bfs_dev_is_blockdev(const struct bfs_dev *dev) { return dev->blockdev; }
 bool bfs_dev_is_readonly(const struct bfs_dev *dev) { return dev->readonly; }
+bool bfs_dev_is_direct(const struct bfs_dev *dev) { return dev->fd >= 0 && dev->direct; }
 const char *bfs_dev_path(const struct bfs_dev *dev) { return dev->path; }
 u8 *bfs_dev_mem(struct bfs_dev *dev) { return dev->mem; }
 
@@ -273,7 +302,8 @@ static int dev_check_direct(const struct bfs_dev *dev, u64 off, const void *buf,
 {
 	u64 mask = dev->sector_size - 1;
 
-	if (!dev->direct)
+	/* with a buffered twin every request can be served (dev_xfer) */
+	if (!dev->direct || dev->fd_buf >= 0)
 		return 0;
 	if ((off & mask) || (len & mask) || ((uintptr_t)buf & mask))
 		return -EINVAL;
@@ -359,6 +389,55 @@ int bfs_os_pwrite_all(int fd, u64 off, const void *buf, size_t len)
 	return 0;
 }
 
+/* bounce buffers are allocated per request, at most this big */
+#define DEV_BOUNCE_MAX	(1024 * KiB)
+
+/*
+ * One read or write on a file or block device.  In BFS_DEV_DIRECT_TRY mode
+ * an unaligned offset or length goes to the buffered descriptor (the kernel
+ * keeps the page cache coherent with direct I/O on the same file: a direct
+ * read writes back dirty cached pages of its range first, a direct write
+ * drops them), and an unaligned buffer is bounced through aligned memory so
+ * that the request itself still bypasses the page cache.
+ */
+static int dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write)
+{
+	u64 mask = dev->sector_size - 1;
+	size_t chunk;
+	u8 *bounce, *p = buf;
+	int ret = 0;
+
+	if (dev->fd_buf < 0 || !((uintptr_t)buf & mask)) {
+		int fd = dev->fd_buf >= 0 && ((off | len) & mask) ? dev->fd_buf : dev->fd;
+
+		return write ? bfs_os_pwrite_all(fd, off, buf, len) : bfs_os_pread_all(fd, off, buf, len);
+	}
+	if ((off | len) & mask)
+		return write ? bfs_os_pwrite_all(dev->fd_buf, off, buf, len) :
+			       bfs_os_pread_all(dev->fd_buf, off, buf, len);
+	chunk = BFS_MIN(len, (size_t)DEV_BOUNCE_MAX);
+	bounce = bfs_aligned_alloc(BFS_MAX(dev->sector_size, 4096U), chunk);
+	if (!bounce)
+		return -ENOMEM;
+	while (len && !ret) {
+		size_t n = BFS_MIN(len, chunk);
+
+		if (write) {
+			memcpy(bounce, p, n);
+			ret = bfs_os_pwrite_all(dev->fd, off, bounce, n);
+		} else {
+			ret = bfs_os_pread_all(dev->fd, off, bounce, n);
+			if (!ret)
+				memcpy(p, bounce, n);
+		}
+		p += n;
+		off += n;
+		len -= n;
+	}
+	bfs_free(bounce);
+	return ret;
+}
+
 int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
 {
 	int ret = dev_check_io(dev, off, buf, len);
@@ -376,7 +455,7 @@ int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
 		memcpy(buf, dev->mem + off, len);
 		return 0;
 	}
-	return bfs_os_pread_all(dev->fd, off, buf, len);
+	return dev_xfer(dev, off, buf, len, false);
 }
 
 u64 bfs_dev_data_from(struct bfs_dev *dev, u64 off)
@@ -426,7 +505,7 @@ int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len,
 	if (dev->mem) {
 		memcpy(dev->mem + off, buf, len);
 	} else {
-		ret = bfs_os_pwrite_all(dev->fd, off, buf, len);
+		ret = dev_xfer(dev, off, (void *)buf, len, true);
 		if (!ret && fua && !dev->nobarrier)
 			ret = dev_fdatasync(dev);
 		if (ret)

@@ -20,6 +20,12 @@ struct bfs_dev {
 	bool		readonly;
 	bool		direct;
 	bool		nobarrier;	/* bfs_dev_set_barriers(false) */
+	/*
+	 * BFS_DEV_DIRECT_TRY with O_DIRECT on: fd is direct, fd_buf a buffered
+	 * descriptor of the same file for I/O the alignment rules refuse
+	 * (-1 otherwise)
+	 */
+	int		fd_buf;
 	char		*path;
 
 	/* failure injection: 0 = off; accessed with __atomic builtins */

@@ -126,6 +126,64 @@ START_TEST(test_insert_lookup_iterate)
 }
 END_TEST
 
+/*
+ * A key the iterator hands out stays intact until the next call, whatever
+ * happens to its leaf meanwhile: scans hand out keys of the written bsets in
+ * place and copies of unwritten ones, and here the holder overwrites the
+ * key, checkpoints (pending keys move, nodes are written) and deletes runs
+ * of keys ahead (leaves merge, nodes die) while holding it.
+ */
+START_TEST(test_iter_keys_stable)
+{
+	const u64 n = 6000;
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 buf[64], saved[64], i, seen = 0, prev = 0, deleted = 0;
+	int ret;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 16 * KiB, 0, 0);
+	c = tu_open(dev, false, 0);
+	insert_seq(c, n, 2);
+	ck_assert_int_eq(bfs_core_checkpoint(c), 0);
+	/* every third key unwritten again: batches mix written and pending keys */
+	for (i = 0; i < n; i += 3)
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 2)), 0);
+
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		u64 idx = le64_to_cpu(k->inode) * 100 + le64_to_cpu(k->offset);
+
+		ck_assert(!seen || idx > prev);
+		ck_assert_uint_eq(tu_val(k) % (1ull << 32), idx);
+		prev = idx;
+		seen++;
+		memcpy(saved, k, bfs_bkey_bytes(k));
+		if (seen % 5)
+			continue;	/* let the next keys come from the batch */
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES,
+						  tu_key(buf, idx / 100, idx % 100, idx | (1ull << 32), 2)), 0);
+		if (seen % 15 == 0)
+			ck_assert_int_eq(bfs_core_checkpoint(c), 0);
+		if (seen % 200 == 0) {
+			for (i = idx + 20; i < idx + 60 && i < n; i++, deleted++)
+				ck_assert_int_eq(bfs_btree_delete(c, BFS_BTREE_INODES,
+								  BFS_POS(i / 100, i % 100, 0)), 0);
+			ck_assert_int_eq(bfs_core_checkpoint(c), 0);
+		}
+		ck_assert_msg(!memcmp(saved, k, bfs_bkey_bytes((struct bfs_bkey *)saved)),
+			      "key %llu changed under the iterator", (unsigned long long)idx);
+	}
+	ck_assert_int_eq(ret, -ENOENT);
+	bfs_btree_iter_exit(&it);
+	ck_assert_uint_eq(seen, n - deleted);
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_INODES), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
 /* ---- random workload against a model ---- */
 
 static u64 rng_state = 88172645463325252ULL;
@@ -610,6 +668,7 @@ static Suite *btree_suite(void)
 	tcase_add_loop_test(tc, test_insert_lookup_iterate, 0, 3);
 	tcase_add_loop_test(tc, test_random_model, 0, 2);
 	tcase_add_test(tc, test_iter_prev_next);
+	tcase_add_test(tc, test_iter_keys_stable);
 	tcase_add_test(tc, test_extents);
 	tcase_add_test(tc, test_cache_budget);
 	tcase_add_loop_test(tc, test_enospc, 0, 2);

@@ -365,6 +365,98 @@ START_TEST(test_fail_injection_file)
 }
 END_TEST
 
+/*
+ * BFS_DEV_DIRECT_TRY: any buffer, offset and length, whatever the mode the
+ * file ended up in; what one path writes the other reads, and the file holds
+ * it (checked through a separate buffered descriptor).
+ */
+#define TRY_SIZE	(4 * MiB)
+
+static void check_try(const char *path, bool want_direct)
+{
+	struct bfs_dev *dev;
+	u8 *in = bfs_aligned_alloc(4096, 3 * MiB), *out = bfs_aligned_alloc(4096, 3 * MiB);
+	u8 *file = malloc(3 * MiB);
+	int fd;
+
+	ck_assert_ptr_nonnull(in);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_ptr_nonnull(file);
+	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_DIRECT_TRY | BFS_DEV_EXCL, &dev), 0);
+	ck_assert(bfs_dev_is_direct(dev) == want_direct);
+	fill(in, 3 * MiB, 9);
+
+	/* aligned everything: straight through */
+	ck_assert_int_eq(bfs_dev_write(dev, 0, in, 8192), 0);
+	/* an unaligned buffer larger than one bounce buffer */
+	ck_assert_int_eq(bfs_dev_write(dev, 8192, in + 8193, 2 * MiB + 512), 0);
+	/* unaligned offset and length: the buffered twin */
+	ck_assert_int_eq(bfs_dev_write(dev, 3 * MiB - 1000, in + 5, 700), 0);
+	ck_assert_int_eq(bfs_dev_write_fua(dev, 2 * MiB + 9000, in + 77, 4096), 0);
+	ck_assert_int_eq(bfs_dev_flush(dev), 0);
+
+	/* read back in every combination, across the pieces */
+	memset(out, 0, 3 * MiB);
+	ck_assert_int_eq(bfs_dev_read(dev, 0, out, 8192), 0);
+	ck_assert_mem_eq(out, in, 8192);
+	ck_assert_int_eq(bfs_dev_read(dev, 8192, out + 1, 2 * MiB + 512), 0);
+	ck_assert_mem_eq(out + 1, in + 8193, 2 * MiB + 512);
+	ck_assert_int_eq(bfs_dev_read(dev, 3 * MiB - 1000, out, 700), 0);
+	ck_assert_mem_eq(out, in + 5, 700);
+	ck_assert_int_eq(bfs_dev_read(dev, 2 * MiB + 9000, out + 3, 4096), 0);
+	ck_assert_mem_eq(out + 3, in + 77, 4096);
+	/* a direct read of a range just written through the buffered twin */
+	ck_assert_int_eq(bfs_dev_read(dev, 2 * MiB + 8704, out, 4608), 0);
+	ck_assert_mem_eq(out + 296, in + 77, 4096);
+	/* range errors still come first */
+	ck_assert_int_eq(bfs_dev_read(dev, TRY_SIZE - 100, out + 1, 200), -ERANGE);
+	bfs_dev_close(dev);
+
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pread(fd, file, 3 * MiB, 0), (ssize_t)(3 * MiB));
+	close(fd);
+	ck_assert_mem_eq(file, in, 8192);
+	ck_assert_mem_eq(file + 8192, in + 8193, 2 * MiB + 512);
+	ck_assert_mem_eq(file + 2 * MiB + 9000, in + 77, 4096);
+	ck_assert_mem_eq(file + 3 * MiB - 1000, in + 5, 700);
+	bfs_free(in);
+	bfs_free(out);
+	free(file);
+}
+
+START_TEST(test_direct_try)
+{
+	char *path = make_file("direct-try", TRY_SIZE);
+	int fd = open(path, O_RDONLY | O_DIRECT);
+
+	/* direct where the test filesystem allows it */
+	if (fd >= 0)
+		close(fd);
+	check_try(path, fd >= 0);
+	drop_file(path);
+}
+END_TEST
+
+/* a filesystem that refuses O_DIRECT gets buffered I/O, not an error */
+START_TEST(test_direct_try_refused)
+{
+	const char *shm = "/dev/shm/bfs-test-direct-try";
+	int fd = open(shm, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+	bool direct = fd >= 0;
+
+	if (fd < 0)
+		fd = open(shm, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return;		/* no /dev/shm here */
+	ck_assert_int_eq(ftruncate(fd, TRY_SIZE), 0);
+	close(fd);
+	/* either way the device works; which way is what the filesystem said */
+	check_try(shm, direct);
+	unlink(shm);
+}
+END_TEST
+
 START_TEST(test_direct)
 {
 	char *path = make_file("direct", MEM_SIZE);
@@ -551,6 +643,8 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_fail_injection_mem);
 	tcase_add_test(tc, test_fail_injection_file);
 	tcase_add_test(tc, test_direct);
+	tcase_add_test(tc, test_direct_try);
+	tcase_add_test(tc, test_direct_try_refused);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_blockdev);
 	suite_add_tcase(s, tc);

@@ -11,7 +11,10 @@
  */
 #include "tu.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <bfs/btree.h>
@@ -765,6 +768,35 @@ START_TEST(test_fsx_zstd_small_buckets)
 END_TEST
 
 /*
+ * The same on an image file opened with BFS_DEV_DIRECT_TRY: O_DIRECT where
+ * the test filesystem allows it, so unaligned caller buffers are bounced and
+ * unaligned device I/O goes to the buffered twin; plain and compressed data.
+ */
+START_TEST(test_fsx_direct_image)
+{
+	char *path = bfs_unit_tmpfile("fsx-direct");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600), probe;
+	struct bfs_dev *dev;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 64 * MiB), 0);
+	close(fd);
+	probe = open(path, O_RDONLY | O_DIRECT);
+	if (probe >= 0)
+		close(probe);
+	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_EXCL | BFS_DEV_DIRECT_TRY, &dev), 0);
+	ck_assert(bfs_dev_is_direct(dev) == (probe >= 0));
+	tu_log_reset();
+	tu_log_count_warnings("data:");
+	tu_format_fs(dev, 64 * MiB, 0, 0, _i ? BFS_COMPRESSION_ZSTD : BFS_COMPRESSION_NONE);
+	fsx(dev, 300, 2 * MiB, _i);
+	bfs_dev_close(dev);
+	unlink(path);
+	free(path);
+}
+END_TEST
+
+/*
  * After a crash, replay may allocate btree nodes: the data layer's core
  * hooks must have taken the buckets holding file data away from the
  * metadata allocator before that.
@@ -935,6 +967,7 @@ static Suite *fs_data_suite(void)
 	tcase_add_test(tc, test_fallocate);
 	tcase_add_test(tc, test_fsx);
 	tcase_add_test(tc, test_fsx_zstd_small_buckets);
+	tcase_add_loop_test(tc, test_fsx_direct_image, 0, 2);
 	tcase_add_test(tc, test_checksum);
 	tcase_add_test(tc, test_stale_pointer);
 	tcase_add_test(tc, test_zstd);

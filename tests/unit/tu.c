@@ -51,8 +51,9 @@ void tu_log_count_warnings(const char *prefix)
 }
 
 /* @with_fs: the whole bfs_mkfs(); else only the btree core's part */
-static struct bfs_dev *mkfs_mem(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets,
-				u8 compression, bool with_fs)
+/* format @dev (@size bytes) with the core alone, or the whole filesystem */
+static void format_dev(struct bfs_dev *dev, u64 size, u32 node_size, u32 bucket_size,
+		       u32 jbuckets, u8 compression, bool with_fs)
 {
 	struct bfs_format_opts o = {
 		.btree_node_size = node_size,
@@ -63,11 +64,9 @@ static struct bfs_dev *mkfs_mem(u64 size, u32 node_size, u32 bucket_size, u32 jb
 	};
 	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
 	char err[BFS_ERR_LEN] = "";
-	struct bfs_dev *dev;
 	int ret;
 
 	ck_assert_ptr_nonnull(sb);
-	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
 	ret = bfs_sb_layout(&o, size, 512, sb, err);
 	ck_assert_msg(!ret, "layout: %d %s", ret, err);
 	if (with_fs) {
@@ -79,7 +78,21 @@ static struct bfs_dev *mkfs_mem(u64 size, u32 node_size, u32 bucket_size, u32 jb
 		ck_assert_int_eq(bfs_mkfs_write(dev, sb), 0);
 	}
 	bfs_free(sb);
+}
+
+static struct bfs_dev *mkfs_mem(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets,
+				u8 compression, bool with_fs)
+{
+	struct bfs_dev *dev;
+
+	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
+	format_dev(dev, size, node_size, bucket_size, jbuckets, compression, with_fs);
 	return dev;
+}
+
+void tu_format_fs(struct bfs_dev *dev, u64 size, u32 node_size, u32 bucket_size, u8 compression)
+{
+	format_dev(dev, size, node_size, bucket_size, 0, compression, true);
 }
 
 struct bfs_dev *tu_mkfs(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets)

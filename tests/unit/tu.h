@@ -28,5 +28,7 @@ void tu_log_count_warnings(const char *prefix);
 struct bfs_dev *tu_mkfs(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets);
 /* a formatted memory device with the filesystem on it, as bfs_mkfs() makes it */
 struct bfs_dev *tu_mkfs_fs(u64 size, u32 node_size, u32 bucket_size, u8 compression);
+/* the same on a device the caller opened (an image file, say) */
+void tu_format_fs(struct bfs_dev *dev, u64 size, u32 node_size, u32 bucket_size, u8 compression);
 
 #endif
