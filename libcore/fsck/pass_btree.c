@@ -23,7 +23,8 @@
  */
 static int open_core(struct bfs_fsck *f, struct bfs_core **c)
 {
-	struct bfs_core_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO };
+	struct bfs_core_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO,
+				      .cache_bytes = f->cache_bytes };
 	int ret = bfs_core_open(f->dev, &opts, c);
 
 	if (ret != -EUCLEAN)
@@ -46,7 +47,9 @@ static int open_core(struct bfs_fsck *f, struct bfs_core **c)
 int bfs_fsck_pass_btree(struct bfs_fsck *f)
 {
 	struct bfs_btree_stats st;
+	struct bfs_core_stats cs;
 	struct bfs_core *c;
+	u64 reads0;
 	unsigned id;
 	int ret;
 
@@ -61,8 +64,14 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));
 		return ret;
 	}
+	/* progress: nodes read out of the node slots in use */
+	bfs_core_get_stats(c, &cs);
+	reads0 = cs.node_reads;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		long bad = bfs_btree_verify(c, id);
+
+		bfs_core_get_stats(c, &cs);
+		bfs_fsck_progress(f, 1, cs.node_reads - reads0, cs.meta_slots_used);
 
 		if (bad < 0) {
 			f->btrees_damaged = true;
@@ -81,6 +90,7 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 					(unsigned long long)st.keys, st.depth,
 					st.depth == 1 ? "" : "s");
 	}
+	bfs_fsck_progress(f, 1, cs.meta_slots_used, cs.meta_slots_used);
 	ret = bfs_core_close(c);
 	if (ret)
 		bfs_fsck_printf(f, "closing the btrees failed: %s", strerror(-ret));

@@ -47,6 +47,8 @@ struct fs_check {
 	struct bfs_core *c;
 	struct ino_info *in;
 	size_t nr, cap;
+	/* progress: each key sweep counts inode numbers 0..next_ino */
+	u64 next_ino, sweep, nr_sweeps, seen;
 };
 
 static struct ino_info *find_ino(struct fs_check *fc, u64 ino)
@@ -99,10 +101,14 @@ static int for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 
 	bfs_btree_iter_init(&it, fc->c, id, BFS_POS_MIN, BFS_ITER_PREFETCH);
 	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		if (!(++fc->seen & 1023))
+			bfs_fsck_progress(fc->f, 2, fc->sweep * fc->next_ino + le64_to_cpu(k->inode),
+					  fc->nr_sweeps * fc->next_ino);
 		ret = fn(fc, k);
 		if (ret)
 			break;
 	}
+	fc->sweep++;
 	bfs_btree_iter_exit(&it);
 	return ret == -ENOENT ? 0 : ret;
 }
@@ -325,7 +331,8 @@ static void check_inode(struct fs_check *fc, struct ino_info *i)
 
 int bfs_fsck_pass_fs(struct bfs_fsck *f)
 {
-	struct bfs_fs_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO };
+	struct bfs_fs_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO,
+				    .cache_bytes = f->cache_bytes };
 	struct fs_check fc = { .f = f };
 	size_t i;
 	int ret;
@@ -340,6 +347,9 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return ret;
 	}
 	fc.c = bfs_fs_core(fc.fs);
+	fc.nr_sweeps = 4;
+	if (bfs_ns_counter_read(fc.fs, &fc.next_ino))
+		fc.next_ino = 0;	/* no progress then; the checks below still run */
 	ret = for_each_key(&fc, BFS_BTREE_INODES, collect_inode);
 	if (!ret)
 		ret = for_each_key(&fc, BFS_BTREE_INODES, collect_orphan);
@@ -356,6 +366,7 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		check_attached(&fc, &fc.in[i]);
 	for (i = 0; !ret && i < fc.nr; i++)
 		check_inode(&fc, &fc.in[i]);
+	bfs_fsck_progress(f, 2, fc.nr_sweeps * fc.next_ino, fc.nr_sweeps * fc.next_ino);
 	if (!ret && f->verbose)
 		bfs_fsck_printf(f, "%zu inodes checked", fc.nr);
 	if (ret)

@@ -23,6 +23,7 @@ static int check_copies(struct bfs_fsck *f, bool *rewrite)
 		u64 off = le64_to_cpu(ref->copy_offset[i]);
 		int ret;
 
+		bfs_fsck_progress(f, 0, i, ref->nr_copies);
 		memset(buf, 0, BFS_SB_MAX_BYTES);
 		ret = bfs_sb_read_copy(f->dev, off, buf, err);
 		if (ret) {
@@ -38,6 +39,7 @@ static int check_copies(struct bfs_fsck *f, bool *rewrite)
 				*rewrite = true;
 		}
 	}
+	bfs_fsck_progress(f, 0, ref->nr_copies, ref->nr_copies);
 	bfs_free(buf);
 	return 0;
 }
@@ -49,10 +51,15 @@ int bfs_fsck_pass_super(struct bfs_fsck *f)
 	int ret;
 
 	ret = bfs_sb_read(f->dev, &f->sb, err);
+	if (ret == -EUCLEAN) {
+		/* bfs magic, but no copy is valid (or the device is too small): damage */
+		bfs_fix_problem(f, PR_SB_NONE_VALID, "%s", err);
+		return -EUCLEAN;
+	}
 	if (ret) {
+		/* no bfs magic anywhere, or I/O: an operational error, as e2fsck has it */
 		bfs_fsck_printf(f, "cannot find a valid superblock: %s", err);
-		/* nothing to check against: an operational error, as e2fsck has it */
-		return ret == -EUCLEAN ? -ENOENT : ret;
+		return ret;
 	}
 	if (f->mode != BFS_FSCK_MODE_NO && bfs_sb_check_writable(f->sb.sb, err)) {
 		bfs_fsck_printf(f, "%s; check with -n", err);
