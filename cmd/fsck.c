@@ -25,7 +25,7 @@
 #include "progress.h"
 
 /* well under a mount's: fsck reads each node about once, so a big cache buys little */
-#define FSCK_DEFAULT_CACHE	(64ull << 20)
+#define FSCK_DEFAULT_CACHE	(16ull << 20)
 #define FSCK_MIN_CACHE		(4ull << 20)
 
 enum { OPT_LIST = 256, OPT_JSON, OPT_CACHE };
@@ -427,7 +427,7 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"  -C, --progress FD progress: 0 draws a bar on the terminal, another FD gets\n"
 	"                    \"pass current max device\" lines (as e2fsck, for fsck(8))\n"
 	"      --json        print a JSON summary on stdout (the report goes to stderr)\n"
-	"      --cache-size SIZE  btree node cache (default 64M, at least 4M)\n"
+	"      --cache-size SIZE  btree node cache (default 16M, at least 4M)\n"
 	"  -V, --version     print the version and exit\n"
 	"      --list-problems  list every problem fsck knows (name, flags, message)\n"
 	"\nDEVICE is a path, or UUID=... or LABEL=... as in fstab(5).  Without -n, -y\n"
