@@ -1,7 +1,8 @@
 # bfs fsck as admins and fsck(8) run it: the device on every line, preen,
 # the interactive prompt (through a pseudo-terminal), no terminal = -n,
-# -V, -C progress (a bar on a terminal, lines on a descriptor), --json,
-# --cache-size, UUID=/LABEL= devices and fsck -A through an fstab.
+# -V, -C progress (a bar on a terminal, lines on a descriptor; the same bar
+# in format --discard), --json, --cache-size, UUID=/LABEL= devices and
+# fsck -A through an fstab.
 . "$(dirname "$0")/lib.sh"
 command -v zstd >/dev/null || skip "zstd not installed"
 command -v python3 >/dev/null || skip "python3 is needed (pty, JSON)"
@@ -121,6 +122,13 @@ BFS_NO_PROGRESS=1 onpty "" "$BFS" fsck -n -C 0 clean.img || fail "fsck failed"
 ! grep -q '|' pty.out || { cat -A pty.out; fail "a bar with BFS_NO_PROGRESS"; }
 onpty "" "$BFS" fsck -n clean.img || fail "fsck failed"
 ! grep -q '|' pty.out || { cat -A pty.out; fail "a bar without -C"; }
+
+note "the same progress bar: format --discard, on a terminal only"
+onpty "" "$BFS" format --discard --size 8G dz.img || { cat pty.out; fail "format --discard"; }
+grep -q 'dz.img: discarding |=*| 100.0%' pty.out || { cat -A pty.out; fail "no discard bar"; }
+expect_ok "$BFS" format --force --discard --size 8G dz.img
+lacks out "discarding"
+rm -f dz.img
 
 note "--json: problems with codes and decisions, counts, exit code"
 expect_rc 4 "$BFS" fsck -n --json d.img
