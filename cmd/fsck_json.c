@@ -3,7 +3,6 @@
 #include "fsck_json.h"
 
 #include <bfs/btree.h>
-#include <bfs/os.h>
 
 #include <stdlib.h>
 #include <string.h>
