@@ -7,6 +7,7 @@
 #include "progress.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@ void bfs_progress_init_bar(struct bfs_progress *p, int fd, const char *label)
 
 void bfs_progress_init_lines(struct bfs_progress *p, int fd, const char *label)
 {
+	/* a reader closing its pipe must not kill a repair half way: put() stops instead */
+	signal(SIGPIPE, SIG_IGN);
 	*p = (struct bfs_progress){ .fd = fd, .label = label,
 				    .kind = fd >= 0 ? BFS_PROGRESS_LINES : BFS_PROGRESS_OFF };
 }

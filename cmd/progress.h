@@ -44,7 +44,7 @@ struct bfs_progress {
 
 /* a bar on @fd if it is a terminal and $BFS_NO_PROGRESS is unset; else off */
 void bfs_progress_init_bar(struct bfs_progress *p, int fd, const char *label);
-/* machine-readable lines on @fd */
+/* machine-readable lines on @fd; ignores SIGPIPE from then on (a closed reader stops them) */
 void bfs_progress_init_lines(struct bfs_progress *p, int fd, const char *label);
 static inline bool bfs_progress_on(const struct bfs_progress *p)
 {

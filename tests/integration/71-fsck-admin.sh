@@ -108,6 +108,9 @@ for line in open(sys.argv[1]):
 assert sorted(last) == [0, 1, 2], last
 assert all(c == m for c, m in last.values()), last
 PY
+# a reader that goes away (fsck(8) killed) stops the lines, not the check
+{ "$BFS" fsck -n -C 3 clean.img 3>&1 >/dev/null; echo $? >rc; } | true
+[ "$(cat rc)" -eq 0 ] || fail "fsck -C 3 into a closed pipe exited $(cat rc)"
 expect_rc 16 "$BFS" fsck -n -C 9 clean.img
 contains err "not open"
 expect_rc 16 "$BFS" fsck -n -C x clean.img
