@@ -19,7 +19,10 @@ OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wvla -Wformat=2 $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-DBFS_VERSION='"$(VERSION)"' -Iinclude -Ilibcore $(PKG_CFLAGS) $(CFLAGS)
+	-DBFS_VERSION='"$(VERSION)"' -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+# white-box tests may reach libcore's internal headers; libcore and cmd may not
+# (tests/check-layers.sh checks the direction of every include)
+TEST_IFLAGS := -Ilibcore
 LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm $(LDLIBS)
 
 B ?= build
@@ -42,6 +45,8 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+# udev reads /usr/local/lib/udev/rules.d as well as /usr/lib/udev/rules.d
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 
 .PHONY: all clean check unit-check asan-check integration-check demo install deps \
 	completion man-problems crash-soak soak clang-check fixtures bench
@@ -57,7 +62,7 @@ Q := $(if $(V),,@)
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(CFLAGS_ALL) $(CHECK_CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_ALL) $(if $(filter tests/%,$<),$(TEST_IFLAGS) $(CHECK_CFLAGS)) -MMD -MP -c -o $@ $<
 
 $(B)/libcore.a: $(LIB_OBJS)
 	@rm -f $@
@@ -88,10 +93,21 @@ asan-check:
 	BFS_CRASH_OPS=20000 BFS_CRASH_MAX_FLUSH_STATES=30 BFS_CRASH_FS_OPS=300 BFS_FUZZ_ITERS=150 \
 		$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" unit-check
 
-# long randomized operation runs against the in-memory model
-soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs
+# long randomized operation runs against the in-memory model, and fsck on
+# thousands of damaged images (sanitizer build)
+soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs $(TOOL_BINS)
 	BFS_MODEL_SEEDS=50 BFS_MODEL_OPS=50000 CK_FORK=no $(B)/tests/test_fs_model
 	BFS_CRASH_FS_OPS=5000 BFS_CRASH_MAX_FLUSH_STATES=400 CK_FORK=no $(B)/tests/test_crash_fs
+	$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" build-asan/bfs
+	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests --quiet \
+		--seeds $(DAMAGE_SOAK_SEEDS) --min-converge $(DAMAGE_MIN_CONVERGE)
+	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests --quiet \
+		--seeds $(DAMAGE_SOAK_SEEDS) --modes random,any --count 4 --min-converge $(DAMAGE_MIN_CONVERGE)
+
+# fsck convergence on damaged images (tests/damage/converge.py): the percent
+# of damaged images (per mode) that must converge; 0 until repair lands
+DAMAGE_MIN_CONVERGE ?= 0
+DAMAGE_SOAK_SEEDS ?= 1-100
 
 # long crash-consistency runs: SEEDS="1 2 3" OPS=1000000
 SEEDS ?= 1 2 3 4
@@ -106,10 +122,13 @@ integration-check: $(B)/bfs $(TOOL_BINS)
 	@sh tests/run-integration.sh $(B)/bfs
 
 check: all
+	sh tests/check-layers.sh
 	$(MAKE) unit-check
 	$(MAKE) asan-check
 	$(MAKE) clang-check
-	$(MAKE) integration-check
+	$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" build-asan/bfs
+	BFS_DAMAGE_BFS=$(CURDIR)/build-asan/bfs BFS_DAMAGE_MIN_CONVERGE=$(DAMAGE_MIN_CONVERGE) \
+		$(MAKE) integration-check
 
 # no warnings under clang either (skipped where clang is not installed)
 clang-check:
@@ -143,18 +162,23 @@ completion: $(B)/bfs
 man-problems: $(B)/bfs
 	sh doc/gen-fsck-problems.sh -w $(B)/bfs
 
+# the filesystem type is bcowfs: "bfs" is util-linux's and the kernel's SCO boot fs
+FSTYPE := bcowfs
+FS_ALIASES := mkfs.$(FSTYPE):bfs-format fsck.$(FSTYPE):bfs-fsck \
+	mount.$(FSTYPE):bfs-mount-helper mount.fuse.$(FSTYPE):bfs-mount-helper
+
+# man pages name the installed paths, so /usr/local in them becomes $(PREFIX)
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 $(B)/bfs $(DESTDIR)$(SBINDIR)/bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/mkfs.bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/fsck.bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/mount.bfs
-	ln -sf bfs $(DESTDIR)$(SBINDIR)/mount.fuse.bfs
-	install -m 644 doc/*.8 $(DESTDIR)$(MANDIR)/man8/
+	for p in doc/*.8; do sed 's|/usr/local|$(PREFIX)|g' $$p > $(DESTDIR)$(MANDIR)/man8/$${p#doc/} && \
+		chmod 644 $(DESTDIR)$(MANDIR)/man8/$${p#doc/} || exit 1; done
+	for a in $(FS_ALIASES); do ln -sf bfs $(DESTDIR)$(SBINDIR)/$${a%%:*} && \
+		ln -sf $${a#*:}.8 $(DESTDIR)$(MANDIR)/man8/$${a%%:*}.8 || exit 1; done
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
-	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/mkfs.bfs
-	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/fsck.bfs
-	ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/mount.bfs
+	for a in mkfs fsck mount mount.fuse; do ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a.$(FSTYPE) || exit 1; done
+	install -d $(DESTDIR)$(UDEVRULESDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' udev/64-$(FSTYPE).rules.in > $(DESTDIR)$(UDEVRULESDIR)/64-$(FSTYPE).rules
 
 clean:
 	rm -rf build build-asan build-clang

@@ -2,8 +2,8 @@
 /*
  * bfs: one binary, many commands.  This file holds the command table and the
  * dispatch: `bfs CMD ...`, unique prefixes of CMD, `bfs help CMD`,
- * `bfs CMD --help`, `bfs --version`, and the installed aliases mkfs.bfs,
- * fsck.bfs, mount.bfs and mount.fuse.bfs, which pick the command from
+ * `bfs CMD --help`, `bfs --version`, and the installed aliases mkfs.bcowfs,
+ * fsck.bcowfs, mount.bcowfs and mount.fuse.bcowfs, which pick the command from
  * argv[0] as mkfs(8), fsck(8) and mount(8) expect.
  */
 #include "cmd.h"
@@ -24,6 +24,8 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	&bfs_cmd_mount_helper,
 	&bfs_cmd_bench,
 	&bfs_cmd_completion,
+	&bfs_cmd_set_option,
+	&bfs_cmd_resize,
 	NULL,
 };
 
@@ -31,11 +33,11 @@ static const struct {
 	const char *argv0;
 	const struct bfs_cmd *cmd;
 } aliases[] = {
-	{ "mkfs.bfs", &bfs_cmd_format },
-	{ "fsck.bfs", &bfs_cmd_fsck },
-	/* mount(8) runs mount.TYPE; "-t fuse.bfs" runs mount.fuse.bfs */
-	{ "mount.bfs", &bfs_cmd_mount_helper },
-	{ "mount.fuse.bfs", &bfs_cmd_mount_helper },
+	{ "mkfs.bcowfs", &bfs_cmd_format },
+	{ "fsck.bcowfs", &bfs_cmd_fsck },
+	/* mount(8) runs mount.TYPE; "-t fuse.bcowfs" runs mount.fuse.bcowfs */
+	{ "mount.bcowfs", &bfs_cmd_mount_helper },
+	{ "mount.fuse.bcowfs", &bfs_cmd_mount_helper },
 };
 
 static void main_usage(FILE *f)
@@ -72,6 +74,31 @@ static const struct bfs_cmd *find_cmd(const char *name)
 		}
 	}
 	return match;
+}
+
+/* "bfs: 'f' is ambiguous: format fsck" */
+static void report_unknown(const char *name)
+{
+	const struct bfs_cmd *const *c;
+	size_t len = strlen(name);
+	int n = 0;
+
+	if (name[0] == '-') {
+		fprintf(stderr, "bfs: unknown option '%s'\n", name);
+		return;
+	}
+	for (c = bfs_cmds; *c; c++) {
+		if (!len || strncmp((*c)->name, name, len))
+			continue;
+		if (n++)
+			fprintf(stderr, " %s", (*c)->name);
+		else
+			fprintf(stderr, "bfs: '%s' is ambiguous: %s", name, (*c)->name);
+	}
+	if (n)
+		fputc('\n', stderr);
+	else
+		fprintf(stderr, "bfs: unknown command '%s'\n", name);
 }
 
 static bool wants_help(int argc, char **argv)
@@ -119,9 +146,16 @@ int main(int argc, char **argv)
 	size_t i;
 
 	bfs_cmd_log_to_stderr();
-	for (i = 0; i < ARRAY_SIZE(aliases); i++)
-		if (!strcmp(base, aliases[i].argv0))
-			return run_cmd(aliases[i].cmd, argc, argv);
+	for (i = 0; i < ARRAY_SIZE(aliases); i++) {
+		if (strcmp(base, aliases[i].argv0))
+			continue;
+		/* mkfs.ext4 -V and friends: -V alone is the version */
+		if (argc == 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
+			printf("%s (bfs %s)\n", base, BFS_VERSION);
+			return finish_stdout(BFS_EXIT_OK);
+		}
+		return run_cmd(aliases[i].cmd, argc, argv);
+	}
 
 	if (argc < 2) {
 		main_usage(stderr);
@@ -142,7 +176,7 @@ int main(int argc, char **argv)
 		}
 		cmd = find_cmd(argv[2]);
 		if (!cmd) {
-			fprintf(stderr, "bfs: unknown command '%s'\n", argv[2]);
+			report_unknown(argv[2]);
 			main_usage(stderr);
 			return BFS_EXIT_USAGE;
 		}
@@ -151,7 +185,7 @@ int main(int argc, char **argv)
 	}
 	cmd = find_cmd(argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "bfs: unknown or ambiguous command '%s'\n", argv[1]);
+		report_unknown(argv[1]);
 		main_usage(stderr);
 		return BFS_EXIT_USAGE;
 	}

@@ -14,6 +14,13 @@
 
 #include <bfs/types.h>
 
+/*
+ * The filesystem type, for mkfs.TYPE, fsck.TYPE, mount.TYPE, fstab, udev and
+ * /proc/mounts ("fuse.TYPE").  Not "bfs": util-linux, libblkid and the kernel
+ * use that for the SCO boot filesystem.  The program stays "bfs".
+ */
+#define BFS_FS_TYPE	"bcowfs"
+
 /* exit codes of every command but fsck (which uses fsck(8)'s) */
 #define BFS_EXIT_OK	0
 #define BFS_EXIT_ERROR	1
@@ -42,6 +49,8 @@ extern const struct bfs_cmd bfs_cmd_mount;
 extern const struct bfs_cmd bfs_cmd_mount_helper;
 extern const struct bfs_cmd bfs_cmd_bench;
 extern const struct bfs_cmd bfs_cmd_completion;
+extern const struct bfs_cmd bfs_cmd_set_option;
+extern const struct bfs_cmd bfs_cmd_resize;
 
 /* the table, NULL terminated (cmd/bfs.c) */
 extern const struct bfs_cmd *const bfs_cmds[];
@@ -66,6 +75,8 @@ int bfs_parse_size(const char *s, u64 *out);
 const char *bfs_human_size(u64 bytes, char buf[32]);
 /* "2026-11-30 05:12:03 UTC" from ns since the epoch */
 const char *bfs_format_time(u64 ns, char buf[64]);
+/* the same from seconds, which may be negative (inode times before 1970) */
+const char *bfs_format_time_sec(s64 sec, char buf[64]);
 void bfs_format_uuid(const u8 uuid[16], char out[37]);
 /* route libcore messages to stderr as "bfs: ..." */
 void bfs_cmd_log_to_stderr(void);

@@ -316,7 +316,6 @@ static int cmd_debug(const struct bfs_cmd *cmd, int argc, char **argv)
 
 	bfs_log_set_hook(log_hook, NULL);
 	/* keys print decoded even when only the btree core opens */
-	bfs_fs_register_key_types();
 	flags = d.writable ? BFS_DEV_EXCL : BFS_DEV_RDONLY;
 	ret = bfs_dev_open(d.devpath, flags, &d.dev);
 	if (ret)

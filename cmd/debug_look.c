@@ -271,9 +271,9 @@ static const char *type_name(u32 mode)
 static void print_time(const char *name, struct timespec ts)
 {
 	char buf[64];
-	u64 ns = (u64)ts.tv_sec * 1000000000ULL + (u64)ts.tv_nsec;
 
-	printf("%-12s %s +%09ld ns\n", name, bfs_format_time(ns, buf), ts.tv_nsec);
+	/* tv_nsec is never negative: 1969-12-31 23:59:59 +500000000 ns is -0.5 s */
+	printf("%-12s %s +%09ld ns\n", name, bfs_format_time_sec(ts.tv_sec, buf), ts.tv_nsec);
 }
 
 int dbg_cmd_stat(struct dbg *d, int argc, char **argv)

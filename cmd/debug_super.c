@@ -145,17 +145,13 @@ static const struct sb_field *find_field(const char *name)
 
 static void print_sections(const struct bfs_sb *sb)
 {
-	const u8 *p = (const u8 *)sb->fields, *end = (const u8 *)sb + le32_to_cpu(sb->bytes);
+	const struct bfs_sb_field *f;
 
-	while (p + sizeof(struct bfs_sb_field) <= end) {
-		const struct bfs_sb_field *f = (const void *)p;
-		u32 type = le32_to_cpu(f->type), u64s = le32_to_cpu(f->u64s);
+	bfs_sb_for_each_field(sb, f) {
+		u32 type = le32_to_cpu(f->type) & ~BFS_SB_FIELD_REQUIRED;
 
-		printf("%-22s type %u%s, %u bytes\n", "section:", type & ~BFS_SB_FIELD_REQUIRED,
-		       type == BFS_SB_FIELD_CLEAN ? " (clean)" : "", u64s * 8);
-		if (!u64s)
-			break;
-		p += (size_t)u64s * 8;
+		printf("%-22s type %u%s, %u bytes\n", "section:", type,
+		       type == BFS_SB_FIELD_CLEAN ? " (clean)" : "", le32_to_cpu(f->u64s) * 8);
 	}
 }
 

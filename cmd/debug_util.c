@@ -62,7 +62,12 @@ const char *dbg_pos_text(struct bfs_bpos p, char buf[64])
 	return buf;
 }
 
-const char *const dbg_btree_names[] = { "extents", "inodes", "dirents", "xattrs", "alloc", NULL };
+const char *const dbg_btree_names[] = {
+#define x(n, nr, name) [nr] = name,
+	BFS_BTREE_IDS(x)
+#undef x
+	[BFS_BTREE_NR] = NULL,
+};
 
 int dbg_parse_btree(const char *s)
 {

@@ -42,14 +42,23 @@ static int flush_core(struct dbg *d)
 
 /* ---- set-inode ---- */
 
+/* ns since the epoch, negative before 1970 (utimensat takes those too) */
 static int parse_time(const char *s, struct timespec *ts)
 {
+	bool neg = *s == '-';
 	u64 ns;
 
-	if (dbg_parse_u64(s, &ns))
+	if (dbg_parse_u64(s + neg, &ns) || ns > (u64)INT64_MAX)
 		return -EINVAL;
 	ts->tv_sec = (time_t)(ns / 1000000000ULL);
 	ts->tv_nsec = (long)(ns % 1000000000ULL);
+	if (neg && ts->tv_nsec) {
+		/* a timespec's nanoseconds are never negative */
+		ts->tv_sec = -ts->tv_sec - 1;
+		ts->tv_nsec = 1000000000L - ts->tv_nsec;
+	} else if (neg) {
+		ts->tv_sec = -ts->tv_sec;
+	}
 	return 0;
 }
 
@@ -84,6 +93,8 @@ static int set_inode_raw(struct dbg *d, u64 ino, const char *field, u64 v)
 		iv->generation = cpu_to_le64(v);
 	} else if (!strcmp(field, "sectors")) {
 		iv->sectors = cpu_to_le64(v);
+	} else if (!strcmp(field, "raw_size")) {
+		iv->size = cpu_to_le64(v);	/* no truncate or extension, unlike "size" */
 	} else {
 		iv->parent = cpu_to_le64(v);
 	}
@@ -97,7 +108,7 @@ static int set_inode_raw(struct dbg *d, u64 ino, const char *field, u64 v)
 static bool raw_field(const char *field)
 {
 	return !strcmp(field, "nlink") || !strcmp(field, "generation") ||
-	       !strcmp(field, "sectors") || !strcmp(field, "parent");
+	       !strcmp(field, "sectors") || !strcmp(field, "parent") || !strcmp(field, "raw_size");
 }
 
 int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
@@ -152,7 +163,7 @@ int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
 			sa.flags = (u32)v;
 		} else {
 			return dbg_err(d, "unknown field '%s' (mode, uid, gid, size, flags, atime, "
-				       "mtime, ctime, nlink, generation, sectors, parent)", field);
+				       "mtime, ctime, nlink, generation, sectors, parent, raw_size)", field);
 		}
 	}
 	ret = bfs_fs_setattr(d->fs, ino, &sa, &st);

@@ -6,6 +6,7 @@
  * the reason, and exits 1.
  */
 #include "cmd.h"
+#include "key_json.h"
 #include "output.h"
 
 #include <bfs/btree.h>
@@ -104,14 +105,18 @@ static int node_cb(void *ctx, const struct bfs_btree_node_info *ni)
 			       bfs_btree_id_name(ni->btree_id), ni->level, ni->offset, ni->err);
 		return 0;
 	}
-	bfs_bpos_to_text(a, sizeof(a), ni->min_key);
-	bfs_bpos_to_text(b, sizeof(b), ni->max_key);
+	bfs_pos_text(a, sizeof(a), ni->min_key);
+	bfs_pos_text(b, sizeof(b), ni->max_key);
 	if (d->json) {
 		json_sep(d);
 		printf("{\"type\": \"node\", \"level\": %u, \"offset\": %" PRIu64 ", \"seq\": %" PRIu64
-		       ", \"min_key\": \"%s\", \"max_key\": \"%s\", \"bsets\": %u, \"written\": %u, "
-		       "\"node_size\": %u, \"keys\": %u, \"live_bytes\": %" PRIu64 ", \"status\": ",
-		       ni->level, ni->offset, ni->seq, a, b, ni->nr_bsets, ni->written,
+		       ", \"min_key\": \"%s\", \"max_key\": \"%s\", \"min_pos\": ", ni->level,
+		       ni->offset, ni->seq, a, b);
+		bfs_pos_json(stdout, ni->min_key);
+		printf(", \"max_pos\": ");
+		bfs_pos_json(stdout, ni->max_key);
+		printf(", \"bsets\": %u, \"written\": %u, \"node_size\": %u, \"keys\": %u, "
+		       "\"live_bytes\": %" PRIu64 ", \"status\": ", ni->nr_bsets, ni->written,
 		       ni->node_size, ni->nr_keys, ni->live_bytes);
 		json_str(ni->status ? ni->err : "ok");
 		putchar('}');
@@ -135,13 +140,11 @@ static int key_cb(void *ctx, const struct bfs_btree_node_info *ni, const struct 
 	d->keys++;
 	if (d->nodes)
 		return 0;	/* the node view lists nodes only, in text and JSON */
-	bfs_bkey_to_text(buf, sizeof(buf), k);
 	if (d->json) {
 		json_sep(d);
-		printf("{\"type\": \"key\", \"text\": ");
-		json_str(buf);
-		putchar('}');
+		bfs_key_json(stdout, k);
 	} else {
+		bfs_bkey_to_text(buf, sizeof(buf), k);
 		printf("%s\n", buf);
 	}
 	return 0;
@@ -226,7 +229,6 @@ static int cmd_dump_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 	ret = bfs_cmd_want_device(cmd, argc);
 	if (ret)
 		return ret;
-	bfs_fs_register_key_types();	/* inode, dirent, ... keys print decoded */
 	ret = bfs_dev_open(argv[optind], BFS_DEV_RDONLY, &dev);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open '%s': %s", argv[optind], strerror(-ret));

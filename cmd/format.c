@@ -14,6 +14,7 @@
 #include <bfs/super.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -201,6 +202,25 @@ static void print_summary(const struct bfs_sb *sb, const char *path, bool dry_ru
 		printf("  compression:     none\n");
 }
 
+static int check_size(const struct bfs_cmd *cmd, const char *path, u64 size);
+
+/*
+ * A refusal; a dry run writes nothing, so it only notes what a real run
+ * would refuse and goes on to print the layout.
+ */
+__attribute__((format(printf, 3, 4)))
+static int refuse(const struct bfs_cmd *cmd, const struct format_args *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "bfs %s: %s", cmd->name, a->dry_run ? "note: a real run would refuse: " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return a->dry_run ? 0 : BFS_EXIT_ERROR;
+}
+
 /* refuse what must never be overwritten, and what needs --force */
 static int check_target(const struct bfs_cmd *cmd, const struct format_args *a)
 {
@@ -215,11 +235,13 @@ static int check_target(const struct bfs_cmd *cmd, const struct format_args *a)
 	if (ret == -ENOENT)
 		return bfs_cmd_error(cmd, "'%s' does not exist (use --size to create an image file)",
 				     a->path);
+	if (ret == -EISDIR)
+		return bfs_cmd_error(cmd, "'%s' is a directory", a->path);
 	if (ret < 0)
 		return bfs_cmd_error(cmd, "cannot check whether '%s' is mounted: %s", a->path,
 				     strerror(-ret));
 	if (ret)
-		return bfs_cmd_error(cmd, "'%s' is %s; refusing to format it", a->path, what);
+		return refuse(cmd, a, "'%s' is %s; refusing to format it", a->path, what);
 	if (a->force)
 		return 0;
 
@@ -227,11 +249,17 @@ static int check_target(const struct bfs_cmd *cmd, const struct format_args *a)
 	if (ret < 0)
 		return bfs_cmd_error(cmd, "cannot probe '%s': %s", a->path, strerror(-ret));
 	if (ret)
-		return bfs_cmd_error(cmd, "'%s' contains %s; use --force to overwrite it",
-				     a->path, what);
+		return refuse(cmd, a, "'%s' contains %s; use --force to overwrite it",
+			      a->path, what);
 
 	if (bfs_dev_open(a->path, BFS_DEV_RDONLY | BFS_DEV_NOLOCK, &dev))
 		return 0;
+	/* too small to hold a bfs: say that, not "damaged" */
+	if (bfs_dev_size(dev) < BFS_MIN_DEV_SIZE && (!a->size || bfs_dev_is_blockdev(dev))) {
+		ret = check_size(cmd, a->path, bfs_dev_size(dev));
+		bfs_dev_close(dev);
+		return ret;
+	}
 	ret = bfs_sb_read(dev, &h, NULL);
 	bfs_dev_close(dev);
 	if (ret == -ENODATA)
@@ -241,11 +269,21 @@ static int check_target(const struct bfs_cmd *cmd, const struct format_args *a)
 
 		bfs_format_uuid(h.sb->uuid, uuid);
 		bfs_sb_handle_release(&h);
-		return bfs_cmd_error(cmd, "'%s' contains a bfs filesystem (uuid %s); "
-				     "use --force to overwrite it", a->path, uuid);
+		return refuse(cmd, a, "'%s' contains a bfs filesystem (uuid %s); "
+			      "use --force to overwrite it", a->path, uuid);
 	}
-	return bfs_cmd_error(cmd, "'%s' contains a damaged bfs filesystem; "
-			     "use --force to overwrite it", a->path);
+	return refuse(cmd, a, "'%s' contains a damaged bfs filesystem; "
+		      "use --force to overwrite it", a->path);
+}
+
+static int check_size(const struct bfs_cmd *cmd, const char *path, u64 size)
+{
+	char h1[32], h2[32];
+
+	if (size >= BFS_MIN_DEV_SIZE)
+		return 0;
+	return bfs_cmd_error(cmd, "'%s' is too small: %s, bfs needs at least %s", path,
+			     bfs_human_size(size, h1), bfs_human_size(BFS_MIN_DEV_SIZE, h2));
 }
 
 static int prepare_image(const struct bfs_cmd *cmd, const struct format_args *a)
@@ -270,6 +308,14 @@ static int open_target(const struct bfs_cmd *cmd, const struct format_args *a,
 {
 	int ret = bfs_dev_open(a->path, BFS_DEV_EXCL, dev);
 
+	if (ret == -EROFS || ret == -EACCES)
+		return bfs_cmd_error(cmd, "'%s' is read-only (%s); nothing written", a->path,
+				     strerror(-ret));
+	if (!ret && bfs_dev_is_readonly(*dev)) {
+		bfs_dev_close(*dev);
+		*dev = NULL;
+		return bfs_cmd_error(cmd, "'%s' is a read-only device; nothing written", a->path);
+	}
 	if (ret == -EBUSY)
 		return bfs_cmd_error(cmd, "'%s' is in use (mounted or opened by another program)",
 				     a->path);
@@ -362,6 +408,17 @@ static int cmd_format(const struct bfs_cmd *cmd, int argc, char **argv)
 	if (a.dry_run) {
 		ret = dry_run_geometry(cmd, &a, &size, &sector);
 	} else {
+		/* every layout error before --size creates a file that would stay behind */
+		ret = a.size ? check_size(cmd, a.path, a.size) : 0;
+		if (ret)
+			return ret;
+		sb = calloc(1, BFS_SB_MAX_BYTES);
+		if (a.size && sb && bfs_sb_layout(&a.opts, a.size, 512, sb, err)) {
+			free(sb);
+			return bfs_cmd_error(cmd, "%s", err);
+		}
+		free(sb);
+		sb = NULL;
 		ret = prepare_image(cmd, &a);
 		if (!ret)
 			ret = open_target(cmd, &a, &dev);
@@ -378,6 +435,9 @@ static int cmd_format(const struct bfs_cmd *cmd, int argc, char **argv)
 		ret = bfs_cmd_error(cmd, "out of memory");
 		goto out;
 	}
+	ret = check_size(cmd, a.path, size);
+	if (ret)
+		goto out;
 	if (bfs_sb_layout(&a.opts, size, sector, sb, err)) {
 		ret = bfs_cmd_error(cmd, "%s", err);
 		goto out;

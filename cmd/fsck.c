@@ -36,6 +36,7 @@ static const struct option fsck_longopts[] = {
 	{ "preen",	no_argument, NULL, 'p' },
 	{ "force",	no_argument, NULL, 'f' },
 	{ "verbose",	no_argument, NULL, 'v' },
+	{ "check-data",	no_argument, NULL, 'c' },
 	{ "version",	no_argument, NULL, 'V' },
 	{ "progress",	required_argument, NULL, 'C' },
 	{ "json",	no_argument, NULL, OPT_JSON },
@@ -312,8 +313,11 @@ static int parse_args(struct fsck_cmd *fc, int argc, char **argv)
 		case 'v':
 			fc->f.verbose = true;
 			break;
+		case 'c':
+			fc->f.check_data = true;
+			break;
 		case 'V':
-			printf("fsck.bfs (bfs) %s\n", BFS_VERSION);
+			printf("fsck.bcowfs (bfs %s)\n", BFS_VERSION);
 			return -1;
 		case 'C':
 			progress_arg = optarg;
@@ -416,7 +420,7 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	.name = "fsck",
 	.fn = cmd_fsck,
 	.summary = "check and repair a bfs filesystem offline",
-	.synopsis = "[-n|-y|-p] [-f] [-v] [-C FD] [--json] [--cache-size SIZE] DEVICE",
+	.synopsis = "[-n|-y|-p] [-f] [-v] [-c] [-C FD] [--json] [--cache-size SIZE] DEVICE",
 	.help =
 	"Options:\n"
 	"  -n, --no          check only: open read-only and change nothing\n"
@@ -424,6 +428,7 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"  -p, --preen       fix what is safe without asking (-a is the same)\n"
 	"  -f, --force       check even if the filesystem seems clean\n"
 	"  -v, --verbose     say what each pass does\n"
+	"  -c, --check-data  read all file data and verify its checksums\n"
 	"  -C, --progress FD progress: 0 draws a bar on the terminal, another FD gets\n"
 	"                    \"pass current max device\" lines (as e2fsck, for fsck(8))\n"
 	"      --json        print a JSON summary on stdout (the report goes to stderr)\n"
@@ -438,7 +443,7 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"directories, inodes, link counts and file data ownership (pass 2).\n"
 	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
 	"8 operational error, 16 usage error.\n",
-	.shortopts = "nypafvVC:",
+	.shortopts = "nypafvcVC:",
 	.longopts = fsck_longopts,
 	.args = BFS_ARG_DEVICE,
 };

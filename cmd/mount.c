@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bfs mount: serve a bfs filesystem through FUSE (low-level API, several
- * threads), and mount.bfs, the same thing called the way mount(8) calls
+ * threads), and mount.bcowfs, the same thing called the way mount(8) calls
  * its helpers.
  *
  * Order of events, chosen so that every error reaches the terminal and the
@@ -36,11 +36,11 @@
 #include <syslog.h>
 #include <unistd.h>
 
-/* mount(8)'s exit status for "mount failure" (mount.bfs only) */
+/* mount(8)'s exit status for "mount failure" (mount.bcowfs only) */
 #define MOUNT_EX_FAIL	32
 
 struct mount_run {
-	const char	*who;		/* "bfs mount" or "mount.bfs": message prefix */
+	const char	*who;		/* "bfs mount" or "mount.bcowfs": message prefix */
 	int		fail;		/* exit status on failure */
 	char		device[PATH_MAX];
 	char		mountpoint[PATH_MAX];
@@ -234,7 +234,7 @@ static int open_fs(struct mount_run *m)
 
 /*
  * the -o list for libfuse: fsname and subtype make /proc/mounts say
- * "DEVICE DIR fuse.bfs"; the device path is escaped for libfuse's
+ * "DEVICE DIR fuse.bcowfs"; the device path is escaped for libfuse's
  * comma-separated option parser
  */
 static char *fuse_option_string(const struct mount_run *m)
@@ -244,7 +244,7 @@ static char *fuse_option_string(const struct mount_run *m)
 
 	if (asprintf(&fsname, "fsname=%s", m->device) < 0)
 		return NULL;
-	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=bfs") ||
+	bad = fuse_opt_add_opt_escaped(&s, fsname) || fuse_opt_add_opt(&s, "subtype=bcowfs") ||
 	      fuse_opt_add_opt(&s, "default_permissions") ||
 	      fuse_opt_add_opt(&s, m->opts.read_only ? "ro" : "rw") ||
 	      (m->opts.allow_other && fuse_opt_add_opt(&s, "allow_other")) ||
@@ -471,7 +471,7 @@ const struct bfs_cmd bfs_cmd_mount = {
 	.args = BFS_ARG_DEVICE,
 };
 
-/* ---- mount.bfs: mount(8)'s calling convention ---- */
+/* ---- mount.bcowfs: mount(8)'s calling convention ---- */
 
 static const struct option helper_longopts[] = {
 	{ NULL, 0, NULL, 0 }
@@ -479,7 +479,7 @@ static const struct option helper_longopts[] = {
 
 static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
 {
-	struct mount_run m = { .who = "mount.bfs", .fail = MOUNT_EX_FAIL, .ready_fd = -1 };
+	struct mount_run m = { .who = "mount.bcowfs", .fail = MOUNT_EX_FAIL, .ready_fd = -1 };
 	bool fake = false;
 	int c;
 
@@ -520,12 +520,12 @@ static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
 const struct bfs_cmd bfs_cmd_mount_helper = {
 	.name = "mount-helper",
 	.fn = cmd_mount_helper,
-	.summary = "mount(8) helper (installed as mount.bfs)",
+	.summary = "mount(8) helper (installed as mount.bcowfs)",
 	.synopsis = "DEVICE MOUNTPOINT [-sfnv] [-o OPTIONS]",
 	.help =
-	"Called by mount(8) as 'mount.bfs DEVICE MOUNTPOINT [-sfnv] [-o OPTIONS]' for\n"
-	"'mount -t bfs' and fstab entries of type bfs (as mount.fuse.bfs for type\n"
-	"fuse.bfs).  Options:\n"
+	"Called by mount(8) as 'mount.bcowfs DEVICE MOUNTPOINT [-sfnv] [-o OPTIONS]' for\n"
+	"'mount -t bcowfs' and fstab entries of type bcowfs (as mount.fuse.bcowfs for type\n"
+	"fuse.bcowfs).  Options:\n"
 	"  -o LIST           mount options, as for bfs mount\n"
 	"  -f                fake: check the arguments, mount nothing\n"
 	"  -v                verbose\n"

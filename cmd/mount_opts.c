@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bfs mount options: the -o list of `bfs mount` and of mount.bfs (what
+ * bfs mount options: the -o list of `bfs mount` and of mount.bcowfs (what
  * mount(8) passes from fstab).  Every option is either ours, a mount flag
  * handed on to the kernel through FUSE, or a generic mount(8) option that
  * means nothing here and is ignored; anything else is an error, so that a
@@ -151,7 +151,7 @@ static int parse_one(struct bfs_mount_opts *o, char *opt, const char *who)
 		return add_kernel_opt(o, opt) ? -1 : 0;
 	if (!strncmp(opt, "fsname=", 7) || !strncmp(opt, "subtype=", 8)) {
 		fprintf(stderr, "%s: mount option '%s' cannot be set: the source is always the "
-			"device and the type fuse.bfs\n", who, opt);
+			"device and the type fuse.bcowfs\n", who, opt);
 		return -1;
 	}
 	if (eq) {

@@ -175,8 +175,9 @@ static void print_text(const struct bfs_out *o, FILE *f)
 		pad = LABEL_WIDTH - depth * 2 - (int)strlen(r->label) - 1;
 		fprintf(f, "%*s%s:%*s ", depth * 2, "", r->label, pad > 0 ? pad : 0, "");
 		text_value(r, f);
+		/* an empty string shows only its note: "Label:   (none)" */
 		if (r->note)
-			fprintf(f, " %s", r->note);
+			fprintf(f, "%s%s", r->kind == OUT_STR && r->str && !*r->str ? "" : " ", r->note);
 		fputc('\n', f);
 	}
 }

@@ -4,6 +4,7 @@
  * describe_sb(), as output rows; text and --json both render those rows.
  */
 #include "cmd.h"
+#include "export.h"
 #include "output.h"
 
 #include <bfs/btree.h>
@@ -16,19 +17,55 @@
 static const struct option show_super_longopts[] = {
 	{ "json",	no_argument, NULL, 'j' },
 	{ "all",	no_argument, NULL, 'a' },
+	{ "export",	no_argument, NULL, 'e' },
 	{ NULL, 0, NULL, 0 }
 };
 
+/* names of the feature bits (include/bfs/format.h); unknown bits print as "bitN" */
+static const struct {
+	int set;		/* 0 compat, 1 ro_compat, 2 incompat */
+	u64 bit;
+	const char *name;
+} feature_names[] = {
+	{ 0, BFS_FEAT_COMPAT_NODE_ID, "node_id" },
+	{ 2, BFS_FEAT_INCOMPAT_ZSTD, "zstd" },
+};
+
+static void describe_mask(struct bfs_out *o, int set, const char *key, const char *names_key,
+			  u64 mask)
+{
+	char names[256] = "";
+	size_t n = 0, i;
+	unsigned bit;
+
+	for (bit = 0; bit < 64; bit++) {
+		const char *name = NULL;
+		char unknown[8];
+
+		if (!(mask & (UINT64_C(1) << bit)))
+			continue;
+		for (i = 0; i < ARRAY_SIZE(feature_names); i++)
+			if (feature_names[i].set == set && feature_names[i].bit == UINT64_C(1) << bit)
+				name = feature_names[i].name;
+		if (!name) {
+			snprintf(unknown, sizeof(unknown), "bit%u", bit);
+			name = unknown;
+		}
+		n += (size_t)snprintf(names + n, sizeof(names) - BFS_MIN(n, sizeof(names)), "%s%s",
+				      n ? " " : "", name);
+	}
+	out_hex(o, key, key, mask);
+	out_note(o, "(%s)", n ? names : "none");
+	out_str(o, names_key, names_key, "%s", names);
+	o->rows[o->nr - 1].flags |= OUT_JSON_ONLY;
+}
+
 static void describe_features(struct bfs_out *o, const struct bfs_sb *sb)
 {
-	u64 incompat = le64_to_cpu(sb->incompat);
-
 	out_object(o, "features", "Features");
-	out_hex(o, "compat", "compat", le64_to_cpu(sb->compat));
-	out_hex(o, "ro_compat", "ro_compat", le64_to_cpu(sb->ro_compat));
-	out_hex(o, "incompat", "incompat", incompat);
-	if (incompat & BFS_FEAT_INCOMPAT_ZSTD)
-		out_note(o, "(zstd)");
+	describe_mask(o, 0, "compat", "compat_names", le64_to_cpu(sb->compat));
+	describe_mask(o, 1, "ro_compat", "ro_compat_names", le64_to_cpu(sb->ro_compat));
+	describe_mask(o, 2, "incompat", "incompat_names", le64_to_cpu(sb->incompat));
 	out_end(o);
 }
 
@@ -66,6 +103,10 @@ static const char *field_name(u32 type)
 	switch (type & ~BFS_SB_FIELD_REQUIRED) {
 	case BFS_SB_FIELD_CLEAN:
 		return "clean";
+	case BFS_SB_FIELD_REPAIR:
+		return "repair";
+	case BFS_SB_FIELD_OPTIONS:
+		return "options";
 	default:
 		return "unknown";
 	}
@@ -98,13 +139,32 @@ static void describe_clean(struct bfs_out *o, const struct bfs_sb_field *f)
 	out_end(o);
 }
 
+/* what fsck repairs could not restore completely */
+static void describe_repair(struct bfs_out *o, const struct bfs_sb_field *f)
+{
+	const struct bfs_sb_repair *r = (const void *)f->data;
+	u32 lost;
+	char names[128] = "";
+	unsigned id;
+
+	if ((size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(*r))
+		return;
+	lost = le32_to_cpu(r->btrees_lost_data);
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		if (lost & (1U << id))
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? " " : "", bfs_btree_id_name(id));
+	out_str(o, "btrees_lost_data", "Btrees that lost data", "%s", names[0] ? names : "(none)");
+	out_u64(o, "nr_rebuilds", "Btree rebuilds", le64_to_cpu(r->nr_rebuilds));
+	out_u64(o, "last_rebuild", "Last rebuild (epoch s)", le64_to_cpu(r->last_rebuild));
+}
+
 static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 {
-	const u8 *p = (const u8 *)sb->fields, *end = (const u8 *)sb + le32_to_cpu(sb->bytes);
+	const struct bfs_sb_field *f;
 
 	out_array(o, "sections", "Sections");
-	while (p < end) {
-		const struct bfs_sb_field *f = (const void *)p;
+	bfs_sb_for_each_field(sb, f) {
 		u32 type = le32_to_cpu(f->type);
 
 		out_object(o, NULL, NULL);
@@ -113,8 +173,13 @@ static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 		out_size(o, "bytes", "Bytes", (u64)le32_to_cpu(f->u64s) * 8);
 		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_CLEAN)
 			describe_clean(o, f);
+		else if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_REPAIR)
+			describe_repair(o, f);
+		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_OPTIONS &&
+		    le32_to_cpu(f->u64s) * 8 >= sizeof(*f) + sizeof(struct bfs_sb_options))
+			out_bool(o, "data_checksum_set", "Data checksum set",
+				 ((const struct bfs_sb_options *)f->data)->data_csum_set);
 		out_end(o);
-		p += (size_t)le32_to_cpu(f->u64s) * 8;
 	}
 	out_end(o);
 }
@@ -136,6 +201,8 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 	out_u64(o, "version_min", "Oldest compatible", le16_to_cpu(sb->version_min));
 	out_str(o, "uuid", "UUID", "%s", uuid);
 	out_str(o, "label", "Label", "%s", label);
+	if (!label[0])
+		out_note(o, "(none)");
 	out_time(o, "time_created", "Created", le64_to_cpu(sb->time_created));
 	out_time(o, "time_written", "Last written", le64_to_cpu(sb->time_written));
 	out_u64(o, "seq", "Write sequence", le64_to_cpu(sb->seq));
@@ -147,6 +214,10 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 	describe_features(o, sb);
 	describe_layout(o, sb);
 	out_str(o, "checksum_type", "Checksum type", "%s", bfs_csum_name(sb->csum_type));
+	out_str(o, "data_checksum_type", "Data checksum type", "%s",
+		bfs_csum_name(bfs_sb_data_csum_type(sb)));
+	out_u64(o, "commit_interval", "Commit interval", bfs_sb_commit_secs(sb));
+	out_note(o, bfs_sb_commit_secs(sb) ? "s" : "(only fsync and unmount)");
 	out_str(o, "compression", "Compression", "%s", bfs_compression_name(sb->compression_type));
 	out_u64(o, "compression_level", "Compression level", sb->compression_level);
 	out_hex(o, "hash_seed", "Name hash seed", le64_to_cpu(sb->hash_seed));
@@ -190,7 +261,7 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 	struct bfs_out o = { 0 };
 	struct bfs_dev *dev;
 	char err[BFS_ERR_LEN];
-	bool json = false, all = false;
+	bool json = false, all = false, export = false;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
@@ -201,6 +272,9 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 		case 'a':
 			all = true;
 			break;
+		case 'e':
+			export = true;
+			break;
 		default:
 			return bfs_cmd_usage_error(cmd, "bad option");
 		}
@@ -208,6 +282,8 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 	ret = bfs_cmd_want_device(cmd, argc);
 	if (ret)
 		return ret;
+	if (export && (json || all))
+		return bfs_cmd_usage_error(cmd, "--export cannot be combined with --json or --all");
 
 	ret = bfs_dev_open(argv[optind], BFS_DEV_RDONLY | BFS_DEV_NOLOCK, &dev);
 	if (ret)
@@ -224,6 +300,12 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 		fprintf(stderr, "bfs show-super: warning: primary superblock is invalid (%s); "
 			"showing backup copy %u at offset %llu\n", h.primary_err, h.copy,
 			(unsigned long long)h.offset);
+	if (export) {
+		bfs_export_print(stdout, h.sb);
+		bfs_sb_handle_release(&h);
+		bfs_dev_close(dev);
+		return BFS_EXIT_OK;
+	}
 
 	out_str(&o, "device", "Device", "%s", argv[optind]);
 	out_u64(&o, "copy_offset", "Superblock read from", h.offset);
@@ -244,14 +326,16 @@ const struct bfs_cmd bfs_cmd_show_super = {
 	.name = "show-super",
 	.fn = cmd_show_super,
 	.summary = "print the superblock of a bfs filesystem",
-	.synopsis = "[--json] [--all] DEVICE",
+	.synopsis = "[--json] [--all] [--export] DEVICE",
 	.help =
 	"Options:\n"
 	"  -j, --json        print JSON (keys are listed in bfs-show-super(8))\n"
 	"  -a, --all         also check and list every superblock copy\n"
+	"  -e, --export      print the identity as udev KEY=VALUE lines (ID_FS_UUID,\n"
+	"                    ID_FS_LABEL, ...), as 'blkid -o udev' does\n"
 	"\nIf the primary superblock is damaged, the newest valid backup is shown\n"
 	"and a warning names what is wrong with the primary.\n",
-	.shortopts = "ja",
+	.shortopts = "jae",
 	.longopts = show_super_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -31,9 +31,12 @@ int bfs_cmd_usage_error(const struct bfs_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	va_start(ap, fmt);
-	vmsg(cmd, fmt, ap);
-	va_end(ap);
+	/* getopt has already said which option was bad, in one line: not twice */
+	if (strcmp(fmt, "bad option")) {
+		va_start(ap, fmt);
+		vmsg(cmd, fmt, ap);
+		va_end(ap);
+	}
 	bfs_cmd_usage(cmd, stderr);
 	fprintf(stderr, "Try 'bfs %s --help' for more information.\n", cmd->name);
 	return BFS_EXIT_USAGE;
@@ -107,14 +110,19 @@ const char *bfs_human_size(u64 bytes, char buf[32])
 	return buf;
 }
 
-const char *bfs_format_time(u64 ns, char buf[64])
+const char *bfs_format_time_sec(s64 sec, char buf[64])
 {
-	time_t t = (time_t)(ns / 1000000000ULL);
+	time_t t = (time_t)sec;
 	struct tm tm;
 
 	if (!gmtime_r(&t, &tm) || !strftime(buf, 64, "%Y-%m-%d %H:%M:%S UTC", &tm))
-		snprintf(buf, 64, "%" PRIu64 " ns", ns);
+		snprintf(buf, 64, "%" PRId64 " s", sec);
 	return buf;
+}
+
+const char *bfs_format_time(u64 ns, char buf[64])
+{
+	return bfs_format_time_sec((s64)(ns / 1000000000ULL), buf);
 }
 
 void bfs_format_uuid(const u8 uuid[16], char out[37])

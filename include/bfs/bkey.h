@@ -10,9 +10,10 @@
  * "first key with pos > x" is the extent containing x, or the next one.
  *
  * The btree itself only understands BFS_KEY_DELETED (a whiteout that
- * shadows older versions of the same position) and BFS_KEY_BTREE_PTR.  Other
- * types are opaque values; upper layers register per-type hooks with
- * bfs_bkey_register_type() to validate and print them.
+ * shadows older versions of the same position) and BFS_KEY_BTREE_PTR.  The
+ * other types' values are validated and printed by their methods, one const
+ * table for the whole program (libcore/keys/, from BFS_BKEY_TYPES below), so
+ * every tool validates every key the same way.
  */
 #ifndef BFS_BKEY_H
 #define BFS_BKEY_H
@@ -116,17 +117,33 @@ BFS_STATIC_SIZE(struct bfs_bkey, 32);
 /* values up to 64 KiB plus a 4 KiB header (xattr name etc) must fit */
 #define BFS_BKEY_VAL_MAX_BYTES	(68 * KiB)
 
+/*
+ * Every key type, in one list: x(NAME, number, "name").  The enum, the names
+ * and the table of per-type methods (libcore/keys/) all come from it.
+ * Numbers are on disk: never reuse one.  0..31 belong to the btree core,
+ * 32..255 to the filesystem.
+ */
+#define BFS_BKEY_TYPES(x)						\
+	x(DELETED,	0,	"deleted")	/* whiteout: shadows older keys */	\
+	x(BTREE_PTR,	1,	"btree_ptr")	/* interior nodes: bfs_btree_ptr */	\
+	x(COOKIE,	2,	"cookie")	/* opaque value (tests, benchmarks) */	\
+	x(TEST_EXTENT,	3,	"test_extent")	/* word 0: data offset (tests) */	\
+	x(INODE,	32,	"inode")					\
+	x(DIRENT,	33,	"dirent")					\
+	x(EXTENT,	34,	"extent")					\
+	x(XATTR,	35,	"xattr")					\
+	x(ALLOC,	36,	"alloc")					\
+	x(INODE_COUNTER, 40,	"inode_counter")				\
+	x(ORPHAN,	41,	"orphan")					\
+	x(SYMLINK,	42,	"symlink")					\
+	x(HASH_WHITEOUT, 43,	"hash_whiteout")				\
+	x(XATTR_DATA,	44,	"xattr_data")
+
 enum bfs_bkey_type {
-	BFS_KEY_DELETED		= 0,	/* whiteout: shadows older keys at this pos */
-	BFS_KEY_BTREE_PTR	= 1,	/* interior nodes: struct bfs_btree_ptr */
-	BFS_KEY_COOKIE		= 2,	/* opaque value (tests, benchmarks) */
-	/* 3..31 reserved for the btree core */
-	BFS_KEY_FS_FIRST	= 32,	/* 32..255: registered by upper layers */
-	BFS_KEY_INODE		= 32,
-	BFS_KEY_DIRENT		= 33,
-	BFS_KEY_EXTENT		= 34,
-	BFS_KEY_XATTR		= 35,
-	BFS_KEY_ALLOC		= 36,
+#define x(n, nr, name) BFS_KEY_##n = nr,
+	BFS_BKEY_TYPES(x)
+#undef x
+	BFS_KEY_FS_FIRST	= 32,
 	BFS_KEY_TYPE_NR		= 256,
 };
 
@@ -172,7 +189,6 @@ static inline void bfs_bkey_init(struct bfs_bkey *k, u8 type, struct bfs_bpos po
 #define BFS_BKEY_ERR_LEN 160
 
 struct bfs_bkey_ops {
-	const char *name;
 	/* value size bounds in u64s (max 0: no limit beyond the key limit) */
 	u32	min_val_u64s;
 	u32	max_val_u64s;
@@ -187,8 +203,7 @@ struct bfs_bkey_ops {
 	void	(*cut_front)(struct bfs_bkey *k, u64 n);
 };
 
-/* register hooks for @type (>= BFS_KEY_FS_FIRST, or a core type for tests) */
-int bfs_bkey_register_type(unsigned type, const struct bfs_bkey_ops *ops);
+/* the methods of @type (NULL: unknown type, accepted as an opaque value) */
 const struct bfs_bkey_ops *bfs_bkey_type_ops(unsigned type);
 const char *bfs_bkey_type_name(unsigned type);
 

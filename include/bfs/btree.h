@@ -31,6 +31,7 @@
 #define BFS_BTREE_H
 
 #include "btree_format.h"
+#include "finding.h"
 
 struct bfs_core;
 struct btree_node;
@@ -128,6 +129,7 @@ struct bfs_btree_node_info {
 	u64	live_bytes;
 	bool	dirty;
 	int	status;			/* 0, or the error reading it (-EUCLEAN ...) */
+	unsigned code;			/* with status: enum bfs_problem_code */
 	char	err[256];		/* why status != 0 */
 };
 
@@ -154,6 +156,8 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
  * errno if the walk itself failed.
  */
 long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id);
+/* the same check, each problem handed to @fn as a finding (nothing logged) */
+long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx);
 
 /* one key set (bset) of a node as it is on disk, for debugging tools */
 struct bfs_bset_info {
@@ -175,6 +179,12 @@ struct bfs_bset_info {
  */
 int bfs_btree_node_bsets(struct bfs_core *c, const void *buf,
 			 int (*fn)(void *ctx, const struct bfs_bset_info *b), void *ctx);
+/*
+ * The same walk without a core (node scan, image dump): the one decoder of
+ * the bset framing.  Returns what @fn returned, or 0 at the node's end.
+ */
+int bfs_node_bsets_raw(const void *buf, u32 node_size, u32 block_size, unsigned csum_type,
+		       int (*fn)(void *ctx, const struct bfs_bset_info *b), void *ctx);
 
 struct bfs_btree_stats {
 	u32	depth;			/* levels, 1 = root is a leaf */

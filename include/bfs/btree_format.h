@@ -20,12 +20,21 @@
 
 #include "bkey.h"
 
+/*
+ * The btrees: x(NAME, id, "name").  Ids are on disk (node headers, child
+ * pointers, journal entries); names are what tools print and accept.
+ */
+#define BFS_BTREE_IDS(x)						\
+	x(EXTENTS,	0,	"extents")	/* extent keys: pos is the end of the range */	\
+	x(INODES,	1,	"inodes")					\
+	x(DIRENTS,	2,	"dirents")					\
+	x(XATTRS,	3,	"xattrs")					\
+	x(ALLOC,	4,	"alloc")
+
 enum bfs_btree_id {
-	BFS_BTREE_EXTENTS	= 0,	/* extent keys: pos is the end of the range */
-	BFS_BTREE_INODES	= 1,
-	BFS_BTREE_DIRENTS	= 2,
-	BFS_BTREE_XATTRS	= 3,
-	BFS_BTREE_ALLOC		= 4,
+#define x(n, nr, name) BFS_BTREE_##n = nr,
+	BFS_BTREE_IDS(x)
+#undef x
 	BFS_BTREE_NR
 };
 
@@ -49,9 +58,16 @@ struct bfs_btree_node {
 	__le32	pad;			/* 28: zero */
 	struct bfs_bpos_disk min_key;	/* 32: smallest position the node covers */
 	struct bfs_bpos_disk max_key;	/* 56: largest (inclusive) */
-	__le64	reserved[2];		/* 80: zero */
+	__le64	node_id;		/* 80: the superblock's hash_seed with the
+					       compat feature NODE_ID, else zero */
+	__le64	reserved;		/* 88: zero */
 };
 BFS_STATIC_SIZE(struct bfs_btree_node, 96);
+
+/* what node headers of filesystem @sb carry in node_id (0: nothing) */
+#define bfs_sb_node_id(sb)						\
+	((le64_to_cpu((sb)->compat) & BFS_FEAT_COMPAT_NODE_ID) ?		\
+	 le64_to_cpu((sb)->hash_seed) ?: 1 : 0)
 
 struct bfs_bset {
 	__le64	csum;			/*  0: csum_type of bytes [8, 32 + u64s * 8) */

@@ -24,9 +24,11 @@
 
 #include "btree_format.h"
 #include "dev.h"
+#include "finding.h"
 #include "format.h"
 
 struct bfs_core;
+struct bfs_alloc;
 
 struct bfs_core_opts {
 	bool	read_only;	/* never write the device (no replay writes either) */
@@ -36,6 +38,28 @@ struct bfs_core_opts {
 				   at bfs_core_flush()/checkpoints/close, which
 				   rewrite the superblock's clean section */
 	u64	cache_bytes;	/* node cache budget; 0 = BFS_CORE_DEFAULT_CACHE */
+	/*
+	 * fsck repair: open even when btrees are damaged, writable.  A damaged
+	 * btree (bad root, unreadable interior node) is marked so
+	 * (bfs_core_btree_damaged()) and may have no root at all; replayed keys
+	 * that cannot be applied to it are kept aside for bfs_btree_rebuild();
+	 * nothing is checkpointed at open.  Only fsck uses this.
+	 */
+	bool	salvage;
+
+	/*
+	 * fsck: instead of failing on a damaged journal, replay its
+	 * consistent prefix (bfs_journal_recover(), salvage) and pass each
+	 * piece of damage to @journal_finding (NULL: log it).  A read-write
+	 * open makes the replayed state durable (checkpoint, then the roots
+	 * and seq in the superblock's clean section) and erases the journal,
+	 * so the next open finds a sound one.  Without it a read-write open
+	 * still erases garbage found in the journal of a cleanly closed
+	 * filesystem before it writes anything.
+	 */
+	bool	salvage_journal;
+	bfs_finding_fn journal_finding;
+	void	*journal_finding_ctx;
 
 	/*
 	 * Space used by upper layers (file data) must be known to the
@@ -64,6 +88,14 @@ struct bfs_core_opts {
 int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb);
 int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out);
 int bfs_core_close(struct bfs_core *c);
+/*
+ * Check the journal of the filesystem whose superblock is @sb as an open
+ * would read it (clean or not, every sub-entry checked), replaying and
+ * writing nothing, and pass each piece of damage to @fn.  For fsck, which
+ * then repairs with an open with salvage_journal.
+ */
+int bfs_core_check_journal(struct bfs_dev *dev, const struct bfs_sb *sb, bfs_finding_fn fn,
+			   void *ctx);
 int bfs_core_flush(struct bfs_core *c);
 /* make the commit that returned @seq (and everything before it) durable */
 int bfs_core_flush_seq(struct bfs_core *c, u64 seq);
@@ -73,6 +105,24 @@ int bfs_core_flush_seq(struct bfs_core *c, u64 seq);
  * the cache fills up; exposed for tests and tools.
  */
 int bfs_core_checkpoint(struct bfs_core *c);
+
+/* salvage opens: was btree @id found damaged at open (or by replay)? */
+bool bfs_core_btree_damaged(struct bfs_core *c, unsigned id);
+/* and what was found (a problem code and one line), if it was */
+bool bfs_core_btree_damage(struct bfs_core *c, unsigned id, unsigned *code, const char **what);
+
+/*
+ * fsck: note in the superblock section BFS_SB_FIELD_REPAIR that a rebuild of
+ * btree @id happened and whether it lost data; written with the superblock
+ * at the next clean close.
+ */
+int bfs_core_note_rebuild(struct bfs_core *c, unsigned id, bool lost_data);
+
+/* for the filesystem's data allocator, which shares the bucket space */
+struct bfs_alloc *bfs_core_alloc(struct bfs_core *c);
+bool bfs_core_is_read_only(struct bfs_core *c);
+/* levels of the deepest btree (1: its root is a leaf) */
+unsigned bfs_core_max_depth(struct bfs_core *c);
 
 /* the in-memory superblock (valid while the core is open) */
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c);

@@ -27,6 +27,7 @@ enum bfs_dev_flags {
 	BFS_DEV_NOLOCK	= 1 << 3,	/* read-only open without the shared lock */
 };
 
+/* -EROFS for a read-write open of a read-only block device (losetup -r) */
 int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out);
 /* a zero-filled memory device of @size bytes (tests, fuzzing) */
 int bfs_dev_open_mem(u64 size, struct bfs_dev **out);
@@ -43,6 +44,12 @@ const char *bfs_dev_path(const struct bfs_dev *dev);
 u8 *bfs_dev_mem(struct bfs_dev *dev);
 
 int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len);
+/*
+ * The first offset >= @off that may hold data: image files skip their holes
+ * (SEEK_DATA), which read as zeros; devices and memory return @off.  Whole-
+ * device scans use it so a sparse 1 TiB image costs what it holds.
+ */
+u64 bfs_dev_data_from(struct bfs_dev *dev, u64 off);
 int bfs_dev_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len);
 /* make all completed writes durable (fdatasync / BLKFLSBUF-free flush) */
 int bfs_dev_flush(struct bfs_dev *dev);

@@ -22,6 +22,10 @@ struct bfs_fsck_loc {
 	u64	inode;			/* 0: none */
 	u64	offset;			/* byte offset in the file (with inode), or 0 */
 	const char *path;		/* path of the inode where known, or NULL */
+	/* a journal entry: its device byte offset (0: none), ring bucket and seq */
+	u64	jentry;
+	u32	jbucket;
+	u64	jseq;
 };
 
 #define BFS_FSCK_LOC_NONE ((struct bfs_fsck_loc){ .btree = -1 })
@@ -33,6 +37,8 @@ struct bfs_finding {
 };
 
 typedef void (*bfs_finding_fn)(void *ctx, const struct bfs_finding *f);
+/* a finding that asks: true = repair it now (fsck's answer for its mode) */
+typedef bool (*bfs_fix_fn)(void *ctx, const struct bfs_finding *f);
 
 /* name ("BTREE_DAMAGED"), message and flags of a problem code */
 const char *bfs_problem_name(enum bfs_problem_code code);

@@ -79,7 +79,14 @@ enum bfs_compression_type {
 #define BFS_FEAT_INCOMPAT_ZSTD	(UINT64_C(1) << 0)	/* extents may be zstd-compressed */
 #define BFS_FEAT_INCOMPAT_KNOWN	(BFS_FEAT_INCOMPAT_ZSTD)
 #define BFS_FEAT_RO_COMPAT_KNOWN	UINT64_C(0)
-#define BFS_FEAT_COMPAT_KNOWN	UINT64_C(0)
+/*
+ * Node headers carry the filesystem's node id (reserved[0] = hash_seed):
+ * a node scan and every node read can tell this filesystem's nodes from
+ * those a previous filesystem on the device left behind.  Readers that do
+ * not know the bit ignore the field, so it is compat.
+ */
+#define BFS_FEAT_COMPAT_NODE_ID	(UINT64_C(1) << 0)
+#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID)
 
 /*
  * Variable-length superblock section.  Sections follow the fixed part of the
@@ -99,7 +106,44 @@ BFS_STATIC_SIZE(struct bfs_sb_field, 8);
 enum bfs_sb_field_type {
 	/* clean-shutdown state: journal sequence and btree roots (see btree) */
 	BFS_SB_FIELD_CLEAN	= 1,
+	/* settings changed after format (bfs set-option); optional */
+	BFS_SB_FIELD_OPTIONS	= 2,
+	/* what repairs lost (struct bfs_sb_repair); optional, written by fsck */
+	BFS_SB_FIELD_REPAIR	= 3,
 };
+
+/*
+ * BFS_SB_FIELD_OPTIONS payload.  Optional: a reader that does not know it
+ * uses the fixed part's values, which is always safe (it only decides what
+ * new data is written with).
+ */
+struct bfs_sb_options {
+	u8	data_csum_set;		/* 0: data uses csum_type; 1: data_csum_type */
+	u8	data_csum_type;		/* enum bfs_csum_type of new file data */
+	u8	pad[6];			/* zero */
+	__le32	commit_secs;		/* periodic commit of a read-write open; 0: none */
+	__le32	pad2;			/* zero */
+	__le64	reserved[2];		/* zero */
+};
+BFS_STATIC_SIZE(struct bfs_sb_options, 32);
+
+#define BFS_COMMIT_SECS_MAX	86400	/* a day */
+
+/*
+ * BFS_SB_FIELD_REPAIR payload: which btrees a repair could not restore
+ * completely (bcachefs' btrees_lost_data): a rebuild that lost key ranges,
+ * or restored ranges from nodes found by scanning the device (which may be
+ * older versions).  Later passes and later fscks know where to look harder;
+ * show-super prints it.  Bits accumulate.
+ */
+struct bfs_sb_repair {
+	__le32	btrees_lost_data;	/*  0: bit per enum bfs_btree_id */
+	__le32	flags;			/*  4: zero */
+	__le64	nr_rebuilds;		/*  8: btree rebuilds so far */
+	__le64	last_rebuild;		/* 16: seconds since the epoch */
+	__le64	reserved;		/* 24: zero */
+};
+BFS_STATIC_SIZE(struct bfs_sb_repair, 32);
 
 struct bfs_sb {
 	__le64	magic;			/*   0 */

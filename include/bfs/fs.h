@@ -30,21 +30,30 @@
 #include <time.h>
 
 #include "dev.h"
+#include "finding.h"
+#include "fs_format.h"
 #include "types.h"
 
 struct bfs_fs;
 
 #define BFS_ROOT_INO		1	/* as FUSE numbers the root */
-#define BFS_NAME_MAX		255
-#define BFS_LINK_MAX		65000
-#define BFS_XATTR_NAME_MAX	255
-#define BFS_XATTR_SIZE_MAX	(64 * 1024)
-#define BFS_SYMLINK_MAX		4095
+/* BFS_NAME_MAX, BFS_LINK_MAX, BFS_SYMLINK_MAX and the xattr limits: fs_format.h */
 
 struct bfs_fs_opts {
 	bool	read_only;	/* no writes at all, not even journal replay */
 	bool	no_replay;	/* damaged journal: open as of the last clean close */
 	u64	cache_bytes;	/* btree node cache; 0 = default */
+	/*
+	 * fsck: check (and, if @check_roots says so and the open is
+	 * writable, repair) the inode counter and the root directory with
+	 * bfs_fs_check_roots() before they are required
+	 */
+	bfs_fix_fn check_roots;
+	void	*check_ctx;
+	/* fsck: replay what is consistent of a damaged journal (bfs_core_opts) */
+	bool	salvage_journal;
+	bfs_finding_fn journal_finding;
+	void	*journal_finding_ctx;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
@@ -195,12 +204,15 @@ struct bfs_sb;
  * superblock into *sb (a BFS_SB_MAX_BYTES buffer).
  */
 int bfs_fs_format(struct bfs_dev *dev, struct bfs_sb *sb);
+
 /*
- * Register validate/to_text hooks for the filesystem's key types (inode,
- * dirent, xattr, ...).  bfs_fs_open() and bfs_fs_format() call it; tools that
- * read the btrees without opening the filesystem (dump-btree, fsck) call it
- * first.  Idempotent.
+ * fsck, before the filesystem can be opened: the keys without which
+ * bfs_fs_open() fails - the inode-number counter (missing, or not past every
+ * inode number in use) and the root directory (missing or not a directory).
+ * Each problem goes to @fix; what it says yes to is repaired on @c (opened
+ * writable) in one transaction.  Returns the number of problems, or -errno.
  */
-void bfs_fs_register_key_types(void);
+struct bfs_core;
+long bfs_fs_check_roots(struct bfs_core *c, bfs_fix_fn fix, void *ctx);
 
 #endif /* BFS_FS_H */

@@ -24,14 +24,14 @@
 
 #include "bkey.h"
 
-/* key types of the namespace half (bkey.h numbers inode, dirent and xattr) */
-enum bfs_fs_key_type {
-	BFS_KEY_INODE_COUNTER	= 40,
-	BFS_KEY_ORPHAN		= 41,
-	BFS_KEY_SYMLINK		= 42,
-	BFS_KEY_HASH_WHITEOUT	= 43,
-	BFS_KEY_XATTR_DATA	= 44,
-};
+/* the key types (BFS_KEY_INODE ...) are listed in bkey.h */
+
+/* limits of the format, checked when keys are validated */
+#define BFS_NAME_MAX		255
+#define BFS_LINK_MAX		65000
+#define BFS_XATTR_NAME_MAX	255
+#define BFS_XATTR_SIZE_MAX	(64 * 1024)
+#define BFS_SYMLINK_MAX		4095
 
 /* ---- inodes ---- */
 
@@ -97,14 +97,35 @@ BFS_STATIC_SIZE(struct bfs_dirent_v, 16);
 
 /* ---- xattrs ---- */
 
+/*
+ * The xattr namespaces: x(NAME, number, prefix, whole) where whole means the
+ * prefix is the entire attribute name (the ACLs).  Numbers are on disk.
+ */
+#define BFS_XATTR_NAMESPACES(x)						\
+	x(USER,			1, "user.",			false)	\
+	x(TRUSTED,		2, "trusted.",			false)	\
+	x(SECURITY,		3, "security.",			false)	\
+	x(POSIX_ACL_ACCESS,	4, "system.posix_acl_access",	true)	\
+	x(POSIX_ACL_DEFAULT,	5, "system.posix_acl_default",	true)
+
 enum bfs_xattr_ns {
-	BFS_XATTR_USER			= 1,
-	BFS_XATTR_TRUSTED		= 2,
-	BFS_XATTR_SECURITY		= 3,
-	BFS_XATTR_POSIX_ACL_ACCESS	= 4,
-	BFS_XATTR_POSIX_ACL_DEFAULT	= 5,
+#define x(n, nr, prefix, whole) BFS_XATTR_##n = nr,
+	BFS_XATTR_NAMESPACES(x)
+#undef x
 	BFS_XATTR_NS_NR
 };
+
+/* the name prefix of namespace @ns, NULL if unknown */
+static inline const char *bfs_xattr_ns_prefix(unsigned ns)
+{
+	switch (ns) {
+#define x(n, nr, prefix, whole) case nr: return prefix;
+	BFS_XATTR_NAMESPACES(x)
+#undef x
+	default:
+		return NULL;
+	}
+}
 
 /* xattr slots: hash(ns, name) masked to 54 bits; key offset = slot << 8 | chunk */
 #define BFS_XATTR_HASH_BITS	54

@@ -44,6 +44,7 @@ struct bfs_fsck {
 	struct bfs_dev *dev;
 	enum bfs_fsck_mode mode;
 	bool verbose;
+	bool check_data;	/* -c: read every extent and verify its data */
 	/* interactive answer for BFS_FSCK_MODE_ASK; NULL answers no */
 	bool (*ask)(void *ctx, const char *prompt);
 	/* where problem reports and progress lines go */
@@ -63,6 +64,8 @@ struct bfs_fsck {
 	unsigned nr_problems, nr_fixed, nr_unfixed;
 	bool preen_stopped;	/* -p met a problem it may not fix */
 	bool btrees_damaged;	/* pass 1 found damage: later passes are skipped */
+	bool journal_salvage;	/* the journal is damaged and was not repaired: later
+				   passes open read-only, replaying what is consistent */
 	enum bfs_problem_code last_code;	/* the last problem decided, and where */
 	struct bfs_fsck_loc last_loc;
 	struct bfs_sb_handle sb;
@@ -94,7 +97,7 @@ int bfs_fsck_run(struct bfs_fsck *f);
 void bfs_fsck_release(struct bfs_fsck *f);
 void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* for the passes: call the progress hook, if any */
-void bfs_fsck_progress(struct bfs_fsck *f, unsigned pass, u64 cur, u64 max);
+/* for the passes: the running pass (f->pass) is at @cur of @max; calls the hook, if any */
+void bfs_fsck_progress(struct bfs_fsck *f, u64 cur, u64 max);
 
 #endif

@@ -37,6 +37,7 @@
 #define BFS_JOURNAL_H
 
 #include "dev.h"
+#include "finding.h"
 #include "format.h"
 #include "journal_format.h"
 #include "super.h"		/* BFS_ERR_LEN */
@@ -74,6 +75,53 @@ void bfs_journal_close(struct bfs_journal *j);
 int  bfs_journal_read(struct bfs_journal *j, u64 min_seq,
 		      int (*fn)(void *ctx, u64 seq, const struct bfs_jset_entry *e),
 		      void *ctx);
+
+/*
+ * bfs_journal_read() with choices.  What is a torn write (a crash state,
+ * ignored) and what is damage is decided as doc/format/journal.md
+ * ("Recovery") says; every piece of damage becomes one finding (problem
+ * code, the entry's offset, bucket and seq) passed to @finding, or, without
+ * it, one log line.
+ *   clean    the filesystem was shut down cleanly at @min_seq: nothing is
+ *            replayed and nothing in the journal is needed, so damage never
+ *            fails the read; entries written after @min_seq are garbage
+ *            (JOURNAL_STALE) and bfs_journal_needs_reset() says so;
+ *   salvage  damage inside the replay range does not fail the read: the
+ *            consistent prefix (every entry before the first damaged,
+ *            missing or out-of-sequence one) is replayed, the rest is
+ *            discarded; appends then use seqs above every entry on disk and
+ *            start in a bucket the replayed entries do not use, and the
+ *            first entry written needs nothing older (the caller makes the
+ *            replayed state durable before anything else is written, as a
+ *            checkpoint does), then calls bfs_journal_reset();
+ *   check    called for every sub-entry of every valid entry during the
+ *            scan, before anything is replayed; non-zero (with a message in
+ *            @err, BFS_ERR_LEN) makes the entry damaged (JOURNAL_ENTRY_INVALID).
+ */
+struct bfs_journal_read_opts {
+	u64	min_seq;
+	bool	clean;
+	bool	salvage;
+	int	(*check)(void *ctx, u64 seq, const struct bfs_jset_entry *e, char *err);
+	void	*check_ctx;
+	bfs_finding_fn finding;
+	void	*finding_ctx;
+};
+int  bfs_journal_recover(struct bfs_journal *j, const struct bfs_journal_read_opts *opts,
+			 int (*fn)(void *ctx, u64 seq, const struct bfs_jset_entry *e),
+			 void *ctx);
+/* after a read: the journal holds damage or garbage that bfs_journal_reset() should erase */
+bool bfs_journal_needs_reset(struct bfs_journal *j);
+/*
+ * Erase every entry of this filesystem in the ring (each block that starts
+ * with journal magic is zeroed; a device flush follows) and restart it
+ * empty: appends continue at ring bucket 0 with the next seq, needing
+ * nothing older.  Only when nothing on disk needs the journal any more (a
+ * clean filesystem, or roots and clean seq just written to the superblock).
+ * Before the first append.
+ */
+int  bfs_journal_reset(struct bfs_journal *j);
+
 /* after bfs_journal_read(): the seqs that were replayed (*first > *last: none) */
 void bfs_journal_replay_range(struct bfs_journal *j, u64 *first, u64 *last);
 

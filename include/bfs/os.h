@@ -85,6 +85,14 @@ static inline void bfs_cond_destroy(bfs_cond *c) { pthread_cond_destroy(c); }
 static inline void bfs_cond_wait(bfs_cond *c, bfs_mutex *m) { pthread_cond_wait(c, m); }
 static inline void bfs_cond_signal(bfs_cond *c) { pthread_cond_signal(c); }
 static inline void bfs_cond_broadcast(bfs_cond *c) { pthread_cond_broadcast(c); }
+/* wait at most @timeout_ns: 0 when signalled (or spuriously woken), -ETIMEDOUT */
+static inline int bfs_cond_timedwait(bfs_cond *c, bfs_mutex *m, u64 timeout_ns)
+{
+	u64 at = bfs_realtime_ns() + timeout_ns;
+	struct timespec ts = { .tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u) };
+
+	return -pthread_cond_timedwait(c, m, &ts);
+}
 
 static inline int bfs_thread_create(bfs_thread *t, void *(*fn)(void *), void *arg)
 {

@@ -19,7 +19,7 @@ int bfs_wipe_signatures(const char *path);
 /*
  * Is @path in use: a mounted block device, active swap, or an image file
  * attached to a loop device or mounted through FUSE?  Returns 1 and where it
- * is used in @where, 0 if not, or a negative errno.
+ * is used in @where, 0 if not, or a negative errno (-EISDIR for a directory).
  */
 int bfs_check_mounted(const char *path, char *where, size_t len);
 
@@ -28,5 +28,7 @@ int bfs_check_mounted(const char *path, char *where, size_t len);
  * regular file to @size.  Refuses to shrink a file or touch a block device.
  */
 int bfs_image_create(const char *path, unsigned long long size);
+/* cut the image file @path to @size bytes (never grows it); -ENOTSUP if not a regular file */
+int bfs_image_shrink(const char *path, unsigned long long size);
 
 #endif /* BFS_PROBE_H */

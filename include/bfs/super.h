@@ -88,6 +88,22 @@ int bfs_sb_read_copy(struct bfs_dev *dev, u64 offset, struct bfs_sb *buf, char *
 int bfs_sb_write(struct bfs_dev *dev, struct bfs_sb *sb);
 
 /*
+ * Crash states of bfs_sb_write() (libcore/super/crash.c): a power cut
+ * leaves backups one write newer than the primary, or one copy torn (each
+ * 512-byte sector old or new).  That is the designed write order, not
+ * damage: the next read-write open rewrites every copy.
+ *   bfs_sb_copy_interrupted()  backup @raw (BFS_SB_IO_ALIGN bytes as read,
+ *       @valid if bfs_sb_read_copy() accepted it) against the primary @ref
+ *       in force; @newer is a valid backup one write newer than @ref, if one
+ *       was found (it tells which sectors are new)
+ *   bfs_sb_primary_torn()  the invalid primary @raw against @ref, the
+ *       newest backup, when every backup is valid and equal to @ref
+ */
+bool bfs_sb_copy_interrupted(const struct bfs_sb *ref, const struct bfs_sb *raw, bool valid,
+			     const struct bfs_sb *newer);
+bool bfs_sb_primary_torn(const struct bfs_sb *ref, const struct bfs_sb *raw);
+
+/*
  * Write a new filesystem described by @sb (from bfs_sb_layout) to @dev:
  * clears every superblock region, lays down the empty on-disk structures of
  * the layers above, then writes all superblock copies and flushes.
@@ -96,9 +112,38 @@ int bfs_mkfs_write(struct bfs_dev *dev, struct bfs_sb *sb);
 
 /* variable-length sections */
 struct bfs_sb_field *bfs_sb_field_get(struct bfs_sb *sb, u32 type);
+/*
+ * The one decoder of the section list: the section after @prev (the first
+ * with NULL), or NULL at the end, at a zero-length section or at one that
+ * runs past sb->bytes (validation reports those; readers just stop).
+ */
+const struct bfs_sb_field *bfs_sb_field_next(const struct bfs_sb *sb,
+					     const struct bfs_sb_field *prev);
+#define bfs_sb_for_each_field(sb, f) \
+	for ((f) = bfs_sb_field_next((sb), NULL); (f); (f) = bfs_sb_field_next((sb), (f)))
 /* create or resize section @type to @u64s (header included); NULL: no room */
 struct bfs_sb_field *bfs_sb_field_resize(struct bfs_sb *sb, u32 type, u32 u64s);
 void bfs_sb_field_delete(struct bfs_sb *sb, u32 type);
+
+/*
+ * Settings that may change after format (libcore/super/options.c, used by
+ * bfs set-option).  Each changes @sb in memory only and keeps it valid;
+ * bfs_sb_write() makes the change durable.  -EINVAL (and @err) for a bad
+ * value, -ENOSPC if a section does not fit.
+ */
+int bfs_sb_set_label(struct bfs_sb *sb, const char *label, char *err);
+void bfs_sb_set_uuid(struct bfs_sb *sb, const u8 uuid[16]);
+/* compression of new data; zstd sets the ZSTD incompat bit, none leaves it */
+int bfs_sb_set_compression(struct bfs_sb *sb, unsigned type, unsigned level, char *err);
+/* checksum of new file data; metadata keeps csum_type (node checks use it) */
+int bfs_sb_set_data_csum(struct bfs_sb *sb, unsigned type, char *err);
+/* the checksum type new file data is written with */
+unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb);
+/* everything written is durable at most @secs later (0: only fsync/unmount) */
+int bfs_sb_set_commit_secs(struct bfs_sb *sb, unsigned secs, char *err);
+unsigned bfs_sb_commit_secs(const struct bfs_sb *sb);
+/* the options section, or NULL if absent (validated by bfs_sb_validate) */
+const struct bfs_sb_options *bfs_sb_options_get(const struct bfs_sb *sb);
 
 /* label as a C string (copies at most BFS_LABEL_SIZE bytes) */
 void bfs_sb_label(const struct bfs_sb *sb, char out[BFS_LABEL_SIZE + 1]);

@@ -5,7 +5,7 @@
  * and never counted.  Next-fit allocation keeps consecutive node writes
  * close together on the device.
  */
-#include "alloc.h"
+#include <bfs/alloc.h>
 
 #include <bfs/log.h>
 

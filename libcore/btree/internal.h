@@ -24,12 +24,13 @@
 #include <bfs/checksum.h>
 #include <bfs/core.h>
 #include <bfs/dev.h>
+#include <bfs/finding.h>
 #include <bfs/journal.h>
 #include <bfs/log.h>
 #include <bfs/os.h>
 #include <bfs/super.h>
 
-#include "../alloc/alloc.h"
+#include <bfs/alloc.h>
 
 struct pend_block {
 	struct pend_block *next;
@@ -87,6 +88,7 @@ struct btree_node {
 	bool	dirty;
 	bool	dead;			/* replaced by a rewrite; kept while referenced */
 	bool	torn;			/* a torn bset follows the last good one: seal it */
+	u16	parse_code;		/* why bfs_node_parse() failed (enum bfs_problem_code) */
 
 	/* cache state (c->cache.lock) */
 	bool	loading;
@@ -122,6 +124,13 @@ struct btree_root {
 	struct btree_node *node;	/* holds a reference */
 	/* root as recorded on disk by the last checkpoint (c->roots_lock) */
 	struct bfs_btree_ptr disk;
+	/* salvage opens: found damaged; node may be NULL (root unreadable) */
+	bool	damaged;
+	u16	damage_code;		/* what was found first (enum bfs_problem_code) */
+	char	damage[192];
+	/* replayed keys that could not be applied (salvage): seq, then the key */
+	u64	*stash;
+	size_t	stash_u64s, stash_cap;
 };
 
 struct bfs_core {
@@ -133,9 +142,10 @@ struct bfs_core {
 	u32	bucket_size;
 	u8	csum_type;
 	u8	uuid[16];
+	u64	node_id;		/* node headers' node_id (0: not used) */
 	bool	read_only;
 	bool	allow_torn;		/* opened after a crash: a torn last bset ends a node */
-	int	fatal;			/* sticky error: the core refuses writes */
+	int	fatal;			/* sticky error: the core refuses writes (atomic: core_fatal()) */
 
 	struct btree_root trees[BFS_BTREE_NR];
 	struct btree_cache cache;
@@ -151,7 +161,6 @@ struct bfs_core {
 	bfs_mutex commit_lock;
 	bfs_mutex roots_lock;
 	u64	node_seq_next;
-	bfs_mutex stats_lock;
 	struct bfs_core_stats stats;
 
 	/* readahead: one background thread reading leaves ahead of scans */
@@ -308,6 +317,12 @@ u64 bfs_new_node_seq(struct bfs_core *c);
 
 /* ---- core ---- */
 int bfs_core_checkpoint_locked(struct bfs_core *c);
+bool bfs_core_any_damaged(struct bfs_core *c);
+/* salvage: remember the first damage found in btree @id (the finding fsck reports) */
+void bfs_core_note_damage(struct bfs_core *c, u8 id, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* salvage: keep a replayed key that cannot be applied to damaged btree @id */
+int bfs_core_stash_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u64 seq);
 int bfs_core_check_writable(struct bfs_core *c);
 void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what);
 /* reserve slots for a commit of @nr_updates; -ENOSPC */
@@ -324,6 +339,12 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
 					     const bool *have),
 			   bool *replayed);
+
+/* written under commit_lock, read by any thread (writability checks) */
+static inline int core_fatal(const struct bfs_core *c)
+{
+	return __atomic_load_n(&c->fatal, __ATOMIC_ACQUIRE);
+}
 
 /* under the write lock, after changing keys[] (or killing the node) */
 static inline void bfs_node_changed(struct btree_node *n)

@@ -49,9 +49,18 @@ static int merge_bset(struct flat *f, struct bfs_bkey **nk, u32 cnt)
 	return 0;
 }
 
-#define NFAIL(...) do { snprintf(err, err_len, __VA_ARGS__); ret = -EUCLEAN; goto out; } while (0)
+#define NFAIL(pr, ...) do { n->parse_code = PR_BTREE_##pr; snprintf(err, err_len, __VA_ARGS__); \
+			     ret = -EUCLEAN; goto out; } while (0)
 /* the same, naming key k (formatted only on failure: parsing is a hot path) */
-#define KFAIL(...) do { bfs_bkey_to_text(kbuf, sizeof(kbuf), k); NFAIL(__VA_ARGS__); } while (0)
+#define KFAIL(pr, ...) do { bfs_bkey_to_text(kbuf, sizeof(kbuf), k); NFAIL(pr, __VA_ARGS__); } while (0)
+/*
+ * Without checksums a bset torn by a crash shows up as bad keys; after a
+ * crash (allow_torn) such a bset that is not the node's first ends the node,
+ * as a torn checksummed bset does.  Otherwise it is damage.
+ */
+#define TORN_OK() (!first && c->allow_torn && !c->csum_type)
+#define TFAIL(pr, ...) do { if (TORN_OK()) { torn_keys = true; goto torn_bset; } NFAIL(pr, __VA_ARGS__); } while (0)
+#define TKFAIL(pr, ...) do { if (TORN_OK()) { torn_keys = true; goto torn_bset; } KFAIL(pr, __VA_ARGS__); } while (0)
 
 int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t err_len)
 {
@@ -67,24 +76,28 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 	snprintf(where, sizeof(where), "btree %s level %u node at %llu", id_name(n->btree_id),
 		 n->level, (unsigned long long)n->offset);
 	kbuf[0] = 0;
+	n->parse_code = PR_NR;
 	n->live_bytes = 0;
 	n->nr_bsets = 0;
 	n->written = 0;
 
 	if (le64_to_cpu(h->magic) != BFS_BTREE_NODE_MAGIC)
-		NFAIL("%s: bad magic %016llx (not a btree node)", where,
+		NFAIL(NODE_NOT_A_NODE, "%s: bad magic %016llx (not a btree node)", where,
 		      (unsigned long long)le64_to_cpu(h->magic));
 	if (c->csum_type && le64_to_cpu(h->csum) != bfs_csum(c->csum_type, n->data + 16, sizeof(*h) - 16))
-		NFAIL("%s: bad header checksum", where);
+		NFAIL(NODE_HEADER_CSUM, "%s: bad header checksum", where);
+	if (c->node_id && le64_to_cpu(h->node_id) != c->node_id)
+		NFAIL(NODE_FOREIGN, "%s: node id %016llx is not this filesystem's (left over from "
+		      "an earlier filesystem?)", where, (unsigned long long)le64_to_cpu(h->node_id));
 	if (le64_to_cpu(h->seq) != n->seq)
-		NFAIL("%s: node seq %016llx but the pointer expects %016llx (stale or misdirected node)",
+		NFAIL(PTR_STALE, "%s: node seq %016llx but the pointer expects %016llx (stale or misdirected node)",
 		      where, (unsigned long long)le64_to_cpu(h->seq), (unsigned long long)n->seq);
 	if (h->btree_id != n->btree_id || h->level != n->level)
-		NFAIL("%s: header says btree %u level %u (misdirected pointer)", where,
+		NFAIL(PTR_MISDIRECTED, "%s: header says btree %u level %u (misdirected pointer)", where,
 		      h->btree_id, h->level);
 	if (!bfs_bpos_eq(bfs_bpos_from_disk(&h->min_key), n->min) ||
 	    !bfs_bpos_eq(bfs_bpos_from_disk(&h->max_key), n->max))
-		NFAIL("%s: node range %s..%s differs from its pointer's %s..%s", where,
+		NFAIL(PTR_RANGE, "%s: node range %s..%s differs from its pointer's %s..%s", where,
 		      bfs_node_pos_text(bfs_bpos_from_disk(&h->min_key), p1, sizeof(p1)),
 		      bfs_node_pos_text(bfs_bpos_from_disk(&h->max_key), p2, sizeof(p2)),
 		      bfs_node_pos_text(n->min, kbuf, 64), bfs_node_pos_text(n->max, kbuf + 64, 64));
@@ -98,11 +111,12 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		u64 u64s = le32_to_cpu(b->u64s);
 		u64 end = off + sizeof(*b) + u64s * 8;
 		struct bfs_bpos prev = BFS_POS_MIN;
+		bool torn_keys = false;
 		u32 cnt = 0, koff;
 
 		if (le64_to_cpu(b->node_seq) != n->seq) {
 			if (first)
-				NFAIL("%s: no bset after the header", where);
+				NFAIL(NODE_NO_BSET, "%s: no bset after the header", where);
 			break;	/* left over from an older node: end of this one */
 		}
 		if (le32_to_cpu(b->offset) != off || end > c->node_size) {
@@ -111,7 +125,7 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 				n->torn = true;
 				break;
 			}
-			NFAIL("%s: bset at node offset %u has bad offset/size (u64s %llu)", where, off,
+			NFAIL(BSET_BAD_SIZE, "%s: bset at node offset %u has bad offset/size (u64s %llu)", where, off,
 			      (unsigned long long)u64s);
 		}
 		if (c->csum_type &&
@@ -121,7 +135,7 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 				n->torn = true;
 				break;
 			}
-			NFAIL("%s: bad checksum of bset %u at node offset %u", where, n->nr_bsets, off);
+			NFAIL(BSET_CSUM, "%s: bad checksum of bset %u at node offset %u", where, n->nr_bsets, off);
 		}
 
 		for (koff = off + sizeof(*b); koff < end; ) {
@@ -131,31 +145,38 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 			char kerr[BFS_BKEY_ERR_LEN];
 
 			if (ku < BFS_BKEY_U64S || koff + (u64)ku * 8 > end)
-				NFAIL("%s: key at node offset %u overruns bset %u", where, koff, n->nr_bsets);
+				TFAIL(KEY_OVERRUN, "%s: key at node offset %u overruns bset %u", where, koff, n->nr_bsets);
 			if (bfs_bkey_validate(k, extents, kerr, sizeof(kerr)))
-				KFAIL("%s: invalid key: %s (key %s)", where, kerr, kbuf);
+				TKFAIL(KEY_INVALID, "%s: invalid key: %s (key %s)", where, kerr, kbuf);
 			pos = bfs_bkey_pos(k);
 			if (cnt && bfs_bpos_cmp(prev, pos) >= 0)
-				KFAIL("%s: keys out of order in bset %u (key %s)", where, n->nr_bsets, kbuf);
+				TKFAIL(KEY_ORDER, "%s: keys out of order in bset %u (key %s)", where, n->nr_bsets, kbuf);
 			if (bfs_bpos_cmp(pos, n->min) < 0 || bfs_bpos_cmp(pos, n->max) > 0)
-				KFAIL("%s: key outside the node range %s..%s (key %s)", where,
+				TKFAIL(KEY_OUTSIDE_NODE, "%s: key outside the node range %s..%s (key %s)", where,
 				      bfs_node_pos_text(n->min, p1, sizeof(p1)),
 				      bfs_node_pos_text(n->max, p2, sizeof(p2)), kbuf);
 			if (n->level) {
 				const struct bfs_btree_ptr *p = bkey_ptr_val(k);
 
 				if (k->type != BFS_KEY_BTREE_PTR && k->type != BFS_KEY_DELETED)
-					KFAIL("%s: interior node holds a non-pointer key (key %s)", where, kbuf);
+					KFAIL(KEY_INVALID, "%s: interior node holds a non-pointer key (key %s)", where, kbuf);
 				if (k->type == BFS_KEY_BTREE_PTR &&
 				    (p->level != n->level - 1 || p->btree_id != n->btree_id ||
 				     bfs_bpos_cmp(bfs_bpos_from_disk(&p->min_key), pos) > 0))
-					KFAIL("%s: bad child pointer (key %s)", where, kbuf);
+					KFAIL(PTR_INVALID, "%s: bad child pointer (key %s)", where, kbuf);
 			} else if (k->type == BFS_KEY_BTREE_PTR) {
-				KFAIL("%s: leaf holds a child pointer (key %s)", where, kbuf);
+				KFAIL(KEY_INVALID, "%s: leaf holds a child pointer (key %s)", where, kbuf);
 			}
 			nk[cnt++] = k;
 			prev = pos;
 			koff += ku * 8;
+		}
+torn_bset:
+		if (torn_keys) {
+			/* an unchecksummed bset torn by a crash: its keys are in the journal */
+			bfs_warn("%s: torn bset at node offset %u ignored", where, off);
+			n->torn = true;
+			break;
 		}
 		kbuf[0] = 0;
 		if (merge_bset(&f, nk, cnt)) {
@@ -184,9 +205,9 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 			if (bfs_bkey_deleted(k))
 				continue;
 			if (any && bfs_bpos_eq(expect, BFS_POS_MIN))
-				KFAIL("%s: child pointer after the end of the range (key %s)", where, kbuf);
+				KFAIL(TOPOLOGY, "%s: child pointer after the end of the range (key %s)", where, kbuf);
 			if (!bfs_bpos_eq(bfs_bpos_from_disk(&bkey_ptr_val(k)->min_key), expect))
-				KFAIL("%s: child pointers leave a gap or overlap at %s (key %s)", where,
+				KFAIL(TOPOLOGY, "%s: child pointers leave a gap or overlap at %s (key %s)", where,
 				      bfs_node_pos_text(expect, p1, sizeof(p1)), kbuf);
 			expect = bfs_bpos_eq(bfs_bkey_pos(k), BFS_POS_MAX) ? BFS_POS_MIN :
 				bfs_bpos_successor(bfs_bkey_pos(k));
@@ -194,7 +215,7 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		}
 		if (!any || !(bfs_bpos_eq(n->max, BFS_POS_MAX) ? bfs_bpos_eq(expect, BFS_POS_MIN) :
 			      bfs_bpos_eq(expect, bfs_bpos_successor(n->max))))
-			NFAIL("%s: child pointers do not cover the node range up to %s", where,
+			NFAIL(TOPOLOGY, "%s: child pointers do not cover the node range up to %s", where,
 			      bfs_node_pos_text(n->max, p1, sizeof(p1)));
 	}
 	ret = bfs_node_keys_set(n, f.k, f.nr);
@@ -277,6 +298,7 @@ int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 			.level = n->level,
 			.min_key = bfs_bpos_to_disk(n->min),
 			.max_key = bfs_bpos_to_disk(n->max),
+			.node_id = cpu_to_le64(c->node_id),
 		};
 		h->csum = cpu_to_le64(bfs_csum(c->csum_type, n->data + 16, sizeof(*h) - 16));
 	}

@@ -34,7 +34,11 @@ struct bfs_trans {
 
 const char *bfs_btree_id_name(unsigned id)
 {
-	static const char *const names[] = { "extents", "inodes", "dirents", "xattrs", "alloc" };
+	static const char *const names[] = {
+#define x(n, nr, name) [nr] = name,
+		BFS_BTREE_IDS(x)
+#undef x
+	};
 
 	return id < ARRAY_SIZE(names) ? names[id] : "unknown";
 }

@@ -4,6 +4,7 @@
  * harness), verifying a tree and collecting statistics.  A walk holds
  * commit_lock so the tree cannot change under it; readers go on.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "internal.h"
@@ -44,6 +45,7 @@ static void explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int r
 	ni->max_key = bfs_bkey_pos(ptr);
 	ni->node_size = c->node_size;
 	ni->status = ret;
+	ni->code = ret == -EUCLEAN ? PR_BTREE_NODE_NOT_A_NODE : PR_BTREE_NODE_READ_ERROR;
 	snprintf(ni->err, sizeof(ni->err), "btree %s level %u node at %llu: error %d",
 		 bfs_btree_id_name(id), p->level, (unsigned long long)ni->offset, ret);
 	if (!n)
@@ -54,11 +56,14 @@ static void explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int r
 	n->level = p->level;
 	n->min = ni->min_key;
 	n->max = ni->max_key;
-	if (!bfs_alloc_valid_offset(c->alloc, n->offset))
+	if (!bfs_alloc_valid_offset(c->alloc, n->offset)) {
+		ni->code = PR_BTREE_PTR_OUTSIDE;
 		snprintf(ni->err, sizeof(ni->err), "btree %s: child pointer to %llu is outside the metadata area",
 			 bfs_btree_id_name(id), (unsigned long long)n->offset);
-	else if (!bfs_dev_read(c->dev, n->offset, n->data, c->node_size))
-		bfs_node_parse(c, n, ni->err, sizeof(ni->err));
+	} else if (!bfs_dev_read(c->dev, n->offset, n->data, c->node_size) &&
+		   bfs_node_parse(c, n, ni->err, sizeof(ni->err)) && n->parse_code < PR_NR) {
+		ni->code = n->parse_code;
+	}
 	bfs_node_free(c, n);
 }
 
@@ -118,6 +123,8 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 
 	if ((unsigned)id >= BFS_BTREE_NR)
 		return -EINVAL;
+	if (!c->trees[id].node)
+		return -EUCLEAN;	/* a salvage open whose root is unreadable */
 	bfs_mutex_lock(&c->commit_lock);
 	ret = walk_node(&w, c->trees[id].node);
 	bfs_mutex_unlock(&c->commit_lock);
@@ -128,6 +135,9 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 
 struct verify {
 	struct bfs_core *c;
+	u8	id;
+	bfs_finding_fn fn;
+	void	*ctx;
 	long	errors;
 	bool	have_prev;
 	struct bfs_bpos prev;		/* last leaf key */
@@ -136,16 +146,33 @@ struct verify {
 	bool	at_end;			/* a leaf ending at POS_MAX was seen */
 };
 
+static void __attribute__((format(printf, 5, 6)))
+finding(struct verify *v, unsigned code, u64 node, const struct bfs_bpos *pos, const char *fmt, ...)
+{
+	struct bfs_finding f = {
+		.code = (enum bfs_problem_code)code,
+		.loc = { .btree = v->id, .node = node, .has_pos = pos != NULL },
+	};
+	va_list ap;
+
+	if (pos)
+		f.loc.pos = *pos;
+	va_start(ap, fmt);
+	vsnprintf(f.detail, sizeof(f.detail), fmt, ap);
+	va_end(ap);
+	v->errors++;
+	if (v->fn)
+		v->fn(v->ctx, &f);
+}
+
 static int verify_node(void *ctx, const struct bfs_btree_node_info *ni)
 {
 	struct verify *v = ctx;
 	char a[64], b[64];
 
 	if (ni->status) {
-		bfs_err("verify: %s", ni->err);
-		v->errors++;
-	}
-	if (ni->status) {
+		finding(v, ni->code ? ni->code : PR_BTREE_NODE_READ_ERROR, ni->offset, &ni->min_key,
+			"%s", ni->err);
 		/* its range is known from the pointer: don't blame the next leaf too */
 		v->have_leaf = true;
 		v->at_end = bfs_bpos_eq(ni->max_key, BFS_POS_MAX);
@@ -154,13 +181,12 @@ static int verify_node(void *ctx, const struct bfs_btree_node_info *ni)
 		v->have_prev = true;
 	} else if (!ni->level) {
 		if (v->at_end || (v->have_leaf ? !bfs_bpos_eq(ni->min_key, v->next_leaf_min) :
-				  !bfs_bpos_eq(ni->min_key, BFS_POS_MIN))) {
-			bfs_err("verify: btree %s leaf at %llu starts at %s, expected %s",
+				  !bfs_bpos_eq(ni->min_key, BFS_POS_MIN)))
+			finding(v, PR_BTREE_LEAF_RANGE, ni->offset, &ni->min_key,
+				"btree %s leaf at %llu starts at %s, expected %s",
 				bfs_btree_id_name(ni->btree_id), (unsigned long long)ni->offset,
 				bfs_node_pos_text(ni->min_key, a, sizeof(a)),
 				bfs_node_pos_text(v->next_leaf_min, b, sizeof(b)));
-			v->errors++;
-		}
 		v->have_leaf = true;
 		v->at_end = bfs_bpos_eq(ni->max_key, BFS_POS_MAX);
 		v->next_leaf_min = bfs_bpos_successor(ni->max_key);
@@ -179,34 +205,50 @@ static int verify_key(void *ctx, const struct bfs_btree_node_info *ni, const str
 	if (bfs_bpos_cmp(pos, ni->min_key) < 0 || bfs_bpos_cmp(pos, ni->max_key) > 0 ||
 	    (v->have_prev && bfs_bpos_cmp(v->prev, pos) >= 0)) {
 		bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
-		bfs_err("verify: btree %s leaf at %llu: key out of order or outside the node (key %s)",
+		finding(v, PR_BTREE_KEY_ORDER, ni->offset, &pos,
+			"btree %s leaf at %llu: key out of order or outside the node (key %s)",
 			bfs_btree_id_name(ni->btree_id), (unsigned long long)ni->offset, kbuf);
-		v->errors++;
 	} else if (bfs_btree_is_extents(ni->btree_id) && v->have_prev && v->prev.inode == pos.inode &&
 		   v->prev.snapshot == pos.snapshot && bfs_bkey_start(k) < v->prev.offset) {
 		bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
-		bfs_err("verify: btree %s leaf at %llu: extent overlaps the previous one (key %s)",
+		finding(v, PR_BTREE_EXTENT_OVERLAP, ni->offset, &pos,
+			"btree %s leaf at %llu: extent overlaps the previous one (key %s)",
 			bfs_btree_id_name(ni->btree_id), (unsigned long long)ni->offset, kbuf);
-		v->errors++;
 	}
 	v->prev = pos;
 	v->have_prev = true;
 	return 0;
 }
 
-long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id)
+long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx)
 {
-	struct verify v = { .c = c };
-	int ret = bfs_btree_walk(c, id, verify_node, verify_key, &v);
+	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .ctx = ctx };
+	int ret;
 
+	if ((unsigned)id >= BFS_BTREE_NR)
+		return -EINVAL;
+	if (!c->trees[id].node) {
+		finding(&v, PR_BTREE_ROOT_BAD, le64_to_cpu(c->trees[id].disk.offset), NULL,
+			"btree %s: the root node cannot be read", bfs_btree_id_name(id));
+		return v.errors;
+	}
+	ret = bfs_btree_walk(c, id, verify_node, verify_key, &v);
 	if (ret)
 		return ret;
-	if (!v.at_end) {
-		bfs_err("verify: btree %s: leaves do not reach the end of the key space",
-			bfs_btree_id_name(id));
-		v.errors++;
-	}
+	if (!v.at_end)
+		finding(&v, PR_BTREE_LEAF_RANGE, 0, NULL,
+			"btree %s: leaves do not reach the end of the key space", bfs_btree_id_name(id));
 	return v.errors;
+}
+
+static void log_finding(void *ctx, const struct bfs_finding *f)
+{
+	bfs_err("verify: %s", f->detail);
+}
+
+long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id)
+{
+	return bfs_btree_check(c, id, log_finding, NULL);
 }
 
 /* ---- bsets of a raw node (debugging tools) ---- */
@@ -214,42 +256,7 @@ long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id)
 int bfs_btree_node_bsets(struct bfs_core *c, const void *buf,
 			 int (*fn)(void *ctx, const struct bfs_bset_info *b), void *ctx)
 {
-	const struct bfs_btree_node *h = buf;
-	u64 seq = le64_to_cpu(h->seq);
-	u32 off = sizeof(*h), index = 0;
-	int ret;
-
-	while (off + sizeof(struct bfs_bset) <= c->node_size) {
-		const struct bfs_bset *b = (const void *)((const u8 *)buf + off);
-		u64 end = off + sizeof(*b) + (u64)le32_to_cpu(b->u64s) * 8;
-		struct bfs_bset_info bi = {
-			.index = index++,
-			.offset = off,
-			.journal_seq = le64_to_cpu(b->journal_seq),
-		};
-		u32 koff;
-
-		if (le64_to_cpu(b->node_seq) != seq || le32_to_cpu(b->offset) != off ||
-		    end > c->node_size)
-			break;
-		bi.bytes = (u32)(end - off);
-		bi.csum_checked = c->csum_type != BFS_CSUM_NONE;
-		bi.csum_ok = !c->csum_type ||
-			le64_to_cpu(b->csum) == bfs_csum(c->csum_type, (const u8 *)b + 8,
-							 (size_t)(end - off - 8));
-		for (koff = off + sizeof(*b); koff < end; bi.nr_keys++) {
-			const struct bfs_bkey *k = (const void *)((const u8 *)buf + koff);
-
-			if (bfs_bkey_u64s(k) < BFS_BKEY_U64S)
-				break;
-			koff += bfs_bkey_u64s(k) * 8;
-		}
-		ret = fn(ctx, &bi);
-		if (ret)
-			return ret;
-		off = (u32)BFS_ROUND_UP(end, (u64)c->block_size);
-	}
-	return 0;
+	return bfs_node_bsets_raw(buf, c->node_size, c->block_size, c->csum_type, fn, ctx);
 }
 
 /* ---- stats ---- */

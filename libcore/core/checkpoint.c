@@ -34,16 +34,16 @@ static int cmp_level(const void *a, const void *b)
 
 void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what)
 {
-	if (!c->fatal)
+	if (!core_fatal(c))
 		bfs_err("btree core: %s (error %d): no more writes until reopened", what, err);
-	c->fatal = err ? err : -EIO;
+	__atomic_store_n(&c->fatal, err ? err : -EIO, __ATOMIC_RELEASE);
 }
 
 int bfs_core_check_writable(struct bfs_core *c)
 {
 	if (c->read_only)
 		return -EROFS;
-	return c->fatal ? -EROFS : 0;
+	return core_fatal(c) ? -EROFS : 0;
 }
 
 static int write_nodes(struct bfs_core *c)
@@ -95,8 +95,10 @@ int bfs_core_checkpoint_locked(struct bfs_core *c)
 	u64 new_last = 0;
 	int ret;
 
-	if (c->read_only || c->fatal)
-		return c->read_only ? -EROFS : c->fatal;
+	if (c->read_only || core_fatal(c))
+		return c->read_only ? -EROFS : core_fatal(c);
+	if (bfs_core_any_damaged(c))
+		return -EUCLEAN;	/* salvage: a damaged tree has no root to record yet */
 	in_checkpoint = true;
 	if (c->j) {
 		ret = bfs_journal_flush(c->j);

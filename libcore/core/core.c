@@ -8,6 +8,7 @@
  * checkpoint.  A read-write open clears BFS_SB_CLEAN on disk before anything
  * else is written, so a crash from then on is followed by replay.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "../btree/internal.h"
@@ -82,6 +83,7 @@ int bfs_core_format(struct bfs_dev *dev, struct bfs_sb *sb)
 	c->node_size = g.node_size;
 	c->block_size = le32_to_cpu(sb->block_size);
 	c->csum_type = sb->csum_type;
+	c->node_id = bfs_sb_node_id(sb);
 	ret = bfs_random_bytes(&c->node_seq_next, sizeof(c->node_seq_next));
 	if (!ret)
 		ret = bfs_alloc_init(&g, &c->alloc);
@@ -131,11 +133,13 @@ static int mark_tree(struct bfs_core *c, u8 id, struct btree_node *n)
 		off = le64_to_cpu(bkey_ptr_val(k)->offset);
 		ret = bfs_alloc_mark_used(c->alloc, off);
 		if (ret) {
-			bfs_err("btree %s level %u node at %llu: child pointer to %llu %s",
-				bfs_btree_id_name(id), n->level, (unsigned long long)n->offset,
-				(unsigned long long)off,
-				ret == -EEXIST ? "points to a node that is already in use"
-					       : "is outside the metadata area");
+			bfs_core_note_damage(c, id, ret == -EEXIST ? PR_BTREE_PTR_SHARED :
+					     PR_BTREE_PTR_OUTSIDE,
+					     "btree %s level %u node at %llu: child pointer to %llu %s",
+					     bfs_btree_id_name(id), n->level,
+					     (unsigned long long)n->offset, (unsigned long long)off,
+					     ret == -EEXIST ? "points to a node that is already in use"
+							    : "is outside the metadata area");
 			return -EUCLEAN;
 		}
 		if (n->level > 1) {
@@ -165,23 +169,36 @@ static int load_roots(struct bfs_core *c, const struct bfs_btree_ptr *jroots, co
 			c->trees[id].disk = jroots[id];
 		bfs_bkey_init(k, BFS_KEY_BTREE_PTR, BFS_POS_MAX, BFS_BTREE_PTR_VAL_U64S);
 		*p = c->trees[id].disk;
-		if (p->btree_id != id || !bfs_bpos_eq(bfs_bpos_from_disk(&p->min_key), BFS_POS_MIN)) {
-			bfs_err("btree %s: bad root pointer", bfs_btree_id_name(id));
-			return -EUCLEAN;
+		if (p->btree_id != id || p->level >= BFS_BTREE_MAX_DEPTH ||
+		    !bfs_bpos_eq(bfs_bpos_from_disk(&p->min_key), BFS_POS_MIN)) {
+			bfs_core_note_damage(c, (u8)id, PR_BTREE_ROOT_BAD, "btree %s: bad root pointer",
+					     bfs_btree_id_name(id));
+			ret = -EUCLEAN;
+		} else if (bfs_alloc_mark_used(c->alloc, le64_to_cpu(p->offset))) {
+			bfs_core_note_damage(c, (u8)id, PR_BTREE_ROOT_BAD,
+					     "btree %s: root node at %llu is outside the metadata "
+					     "area or shared", bfs_btree_id_name(id),
+					     (unsigned long long)le64_to_cpu(p->offset));
+			ret = -EUCLEAN;
+		} else {
+			ret = bfs_cache_get(c, (u8)id, k, &c->trees[id].node);
+			if (ret == -EUCLEAN || (ret && c->opts.salvage))
+				bfs_core_note_damage(c, (u8)id, PR_BTREE_ROOT_BAD,
+						     "btree %s: the root node at %llu cannot be read",
+						     bfs_btree_id_name(id),
+						     (unsigned long long)le64_to_cpu(p->offset));
+			if (!ret)
+				ret = mark_tree(c, (u8)id, c->trees[id].node);
 		}
-		ret = bfs_alloc_mark_used(c->alloc, le64_to_cpu(p->offset));
-		if (ret) {
-			bfs_err("btree %s: root node at %llu is outside the metadata area or shared",
-				bfs_btree_id_name(id), (unsigned long long)le64_to_cpu(p->offset));
-			return -EUCLEAN;
-		}
-		ret = bfs_cache_get(c, (u8)id, k, &c->trees[id].node);
-		if (!ret)
-			ret = mark_tree(c, (u8)id, c->trees[id].node);
 		/*
 		 * The allocator only matters for writing: a read-only open of a
-		 * damaged tree goes on so tools can look at what is readable.
+		 * damaged tree goes on so tools can look at what is readable, and
+		 * a salvage open goes on so fsck can rebuild the tree.
 		 */
+		if (ret == -EUCLEAN && c->opts.salvage) {
+			c->trees[id].damaged = true;
+			ret = 0;
+		}
 		if (ret == -EUCLEAN && c->read_only && c->trees[id].node)
 			ret = 0;
 	}
@@ -210,6 +227,67 @@ static int read_clean(struct bfs_core *c, u64 *jseq)
 	return 0;
 }
 
+bool bfs_core_btree_damaged(struct bfs_core *c, unsigned id)
+{
+	return id < BFS_BTREE_NR && c->trees[id].damaged;
+}
+
+void bfs_core_note_damage(struct bfs_core *c, u8 id, unsigned code, const char *fmt, ...)
+{
+	struct btree_root *t = &c->trees[id];
+	char what[sizeof(t->damage)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!t->damage_code) {
+		t->damage_code = (u16)code;
+		memcpy(t->damage, what, sizeof(what));
+	}
+	if (!c->opts.salvage)	/* fsck reports it as a finding */
+		bfs_err("%s", what);
+}
+
+int bfs_core_note_rebuild(struct bfs_core *c, unsigned id, bool lost_data)
+{
+	struct bfs_sb_field *f = bfs_sb_field_get(c->sbh.sb, BFS_SB_FIELD_REPAIR);
+	u32 u64s = (u32)((sizeof(*f) + sizeof(struct bfs_sb_repair)) / 8);
+	struct bfs_sb_repair *r;
+
+	if (id >= BFS_BTREE_NR)
+		return -EINVAL;
+	if (!f || le32_to_cpu(f->u64s) < u64s)
+		f = bfs_sb_field_resize(c->sbh.sb, BFS_SB_FIELD_REPAIR, u64s);
+	if (!f)
+		return -ENOSPC;
+	r = (struct bfs_sb_repair *)f->data;
+	if (lost_data)
+		r->btrees_lost_data = cpu_to_le32(le32_to_cpu(r->btrees_lost_data) | 1U << id);
+	r->nr_rebuilds = cpu_to_le64(le64_to_cpu(r->nr_rebuilds) + 1);
+	r->last_rebuild = cpu_to_le64(bfs_realtime_ns() / 1000000000u);
+	return 0;
+}
+
+bool bfs_core_btree_damage(struct bfs_core *c, unsigned id, unsigned *code, const char **what)
+{
+	if (id >= BFS_BTREE_NR || !c->trees[id].damage_code)
+		return false;
+	*code = c->trees[id].damage_code;
+	*what = c->trees[id].damage;
+	return true;
+}
+
+bool bfs_core_any_damaged(struct bfs_core *c)
+{
+	unsigned id;
+
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		if (c->trees[id].damaged)
+			return true;
+	return false;
+}
+
 static void core_free(struct bfs_core *c)
 {
 	unsigned id;
@@ -220,6 +298,7 @@ static void core_free(struct bfs_core *c)
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		if (c->trees[id].node)
 			bfs_cache_put(c, c->trees[id].node);
+		bfs_free(c->trees[id].stash);
 		bfs_rwlock_destroy(&c->trees[id].root_lock);
 	}
 	bfs_cache_exit(c);
@@ -263,6 +342,7 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 	c->node_size = le32_to_cpu(sb->btree_node_size);
 	c->bucket_size = le32_to_cpu(sb->bucket_size);
 	c->csum_type = sb->csum_type;
+	c->node_id = bfs_sb_node_id(sb);
 	memcpy(c->uuid, sb->uuid, 16);
 	c->read_only = c->opts.read_only || c->opts.no_replay || bfs_dev_is_readonly(dev);
 	clean = le32_to_cpu(sb->flags) & BFS_SB_CLEAN;
@@ -312,6 +392,14 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 		 * the clean section itself is what every checkpoint updates, so
 		 * the flag stays (and old journal entries stay ignored).
 		 */
+		/* garbage in the journal of a clean filesystem: nothing needs it */
+		if (clean && c->j && bfs_journal_needs_reset(c->j)) {
+			bfs_warn("journal: erasing entries nothing needs (clean shutdown at seq %llu)",
+				 (unsigned long long)clean_seq);
+			ret = bfs_journal_reset(c->j);
+			if (ret)
+				goto err;
+		}
 		if (clean && c->j) {
 			sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~BFS_SB_CLEAN);
 			ret = bfs_sb_write(dev, sb);
@@ -323,8 +411,19 @@ int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct 
 			bfs_journal_set_pre_write(c->j, bfs_core_pre_write_hook, c,
 						  BFS_BTREE_NR * (1 + BFS_BTREE_PTR_VAL_U64S));
 		}
-		if (replayed || !clean)
+		/* a damaged tree is rebuilt first: the journal must keep its keys */
+		if ((replayed || !clean) && !bfs_core_any_damaged(c))
 			ret = bfs_core_checkpoint(c);
+		/*
+		 * A salvaged journal still holds what was discarded: once the
+		 * replayed state is in the nodes and the clean section names
+		 * them, nothing needs the journal, and it is erased so the next
+		 * open does not meet the damage again.
+		 */
+		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
+			ret = bfs_core_write_clean(c, false);
+		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
+			ret = bfs_journal_reset(c->j);
 		if (ret)
 			goto err;
 	}
@@ -341,7 +440,7 @@ int bfs_core_flush(struct bfs_core *c)
 	int ret = bfs_core_check_writable(c);
 
 	if (ret)
-		return ret == -EROFS && c->read_only && !c->fatal ? 0 : ret;
+		return ret == -EROFS && c->read_only && !core_fatal(c) ? 0 : ret;
 	if (!c->j)
 		return bfs_core_checkpoint(c);
 	bfs_mutex_lock(&c->commit_lock);
@@ -355,7 +454,7 @@ int bfs_core_flush_seq(struct bfs_core *c, u64 seq)
 	int ret = bfs_core_check_writable(c);
 
 	if (ret)
-		return ret == -EROFS && c->read_only && !c->fatal ? 0 : ret;
+		return ret == -EROFS && c->read_only && !core_fatal(c) ? 0 : ret;
 	if (!c->j)
 		return bfs_core_checkpoint(c);
 	/* entries are written in order: a seq already durable needs no I/O */
@@ -371,18 +470,38 @@ int bfs_core_close(struct bfs_core *c)
 	if (!c)
 		return 0;
 	bfs_readahead_stop(c);
-	if (!c->read_only && !c->fatal) {
+	if (!c->read_only && !core_fatal(c) && bfs_core_any_damaged(c)) {
+		/* a salvage open that did not rebuild: leave the device as it was */
+		ret = -EUCLEAN;
+	} else if (!c->read_only && !core_fatal(c)) {
 		ret = bfs_core_checkpoint(c);
 		if (!ret)
 			ret = bfs_core_write_clean(c, true);
-	} else if (c->fatal) {
-		ret = c->fatal;
+	} else if (core_fatal(c)) {
+		ret = core_fatal(c);
 	}
 	core_free(c);
 	return ret;
 }
 
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c) { return c->sbh.sb; }
+struct bfs_alloc *bfs_core_alloc(struct bfs_core *c) { return c->alloc; }
+bool bfs_core_is_read_only(struct bfs_core *c) { return c->read_only; }
+
+unsigned bfs_core_max_depth(struct bfs_core *c)
+{
+	unsigned id, depth = 1;
+
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		struct btree_root *r = &c->trees[id];
+
+		bfs_read_lock(&r->root_lock);
+		if (r->node)
+			depth = BFS_MAX(depth, r->node->level + 1u);
+		bfs_rwlock_unlock(&r->root_lock);
+	}
+	return depth;
+}
 struct bfs_dev *bfs_core_dev(struct bfs_core *c) { return c->dev; }
 
 void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s)

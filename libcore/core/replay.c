@@ -57,6 +57,57 @@ static int replay_collect(void *ctx, u64 seq, const struct bfs_jset_entry *e)
 	return 0;
 }
 
+/*
+ * Every sub-entry is checked while the journal is scanned, before anything
+ * is replayed, so a damaged entry ends the replayable prefix instead of
+ * failing the replay half way (replay_collect() and replay_apply() check
+ * again: the device may change under us).
+ */
+static int replay_check(void *ctx, u64 seq, const struct bfs_jset_entry *e, char *err)
+{
+	const u64 *p = (const u64 *)bfs_jset_entry_data(e);
+	const u64 *end = p + le16_to_cpu(e->u64s);
+	char kerr[BFS_BKEY_ERR_LEN];
+
+	(void)ctx;
+	(void)seq;
+	if (e->type == BFS_JSET_ENTRY_BTREE_ROOT) {
+		if (e->btree_id >= BFS_BTREE_NR || le16_to_cpu(e->u64s) != BFS_BTREE_PTR_VAL_U64S) {
+			snprintf(err, BFS_ERR_LEN, "bad btree root entry (btree %u, %u u64s)",
+				 e->btree_id, le16_to_cpu(e->u64s));
+			return -EUCLEAN;
+		}
+		return 0;
+	}
+	if (e->type != BFS_JSET_ENTRY_BTREE_KEYS)
+		return 0;
+	if (e->btree_id >= BFS_BTREE_NR || e->level) {
+		snprintf(err, BFS_ERR_LEN, "keys for btree %u level %u", e->btree_id, e->level);
+		return -EUCLEAN;
+	}
+	while (p < end) {
+		const struct bfs_bkey *k = (const void *)p;
+
+		if (bfs_bkey_u64s(k) < BFS_BKEY_U64S || p + bfs_bkey_u64s(k) > end) {
+			snprintf(err, BFS_ERR_LEN, "key for btree %s overruns its sub-entry",
+				 bfs_btree_id_name(e->btree_id));
+			return -EUCLEAN;
+		}
+		if (bfs_bkey_validate(k, bfs_btree_is_extents(e->btree_id), kerr, sizeof(kerr))) {
+			snprintf(err, BFS_ERR_LEN, "invalid key for btree %s: %s",
+				 bfs_btree_id_name(e->btree_id), kerr);
+			return -EUCLEAN;
+		}
+		if (k->type == BFS_KEY_BTREE_PTR) {
+			snprintf(err, BFS_ERR_LEN, "btree pointer among the keys of btree %s",
+				 bfs_btree_id_name(e->btree_id));
+			return -EUCLEAN;
+		}
+		p += bfs_bkey_u64s(k);
+	}
+	return 0;
+}
+
 static int replay_apply(struct bfs_core *c, struct replay_state *r)
 {
 	size_t off = 0;
@@ -83,7 +134,22 @@ static int replay_apply(struct bfs_core *c, struct replay_state *r)
 					(unsigned long long)seq, bfs_btree_id_name(e->btree_id), kbuf);
 				return -EUCLEAN;
 			}
-			ret = bfs_btree_insert_key(c, e->btree_id, k, seq);
+			/*
+			 * salvage (fsck): a key for a damaged tree waits for its
+			 * rebuild, which applies it on top of what was salvaged
+			 */
+			if (c->opts.salvage && c->trees[e->btree_id].damaged)
+				ret = bfs_core_stash_key(c, e->btree_id, k, seq);
+			else
+				ret = bfs_btree_insert_key(c, e->btree_id, k, seq);
+			if (ret == -EUCLEAN && c->opts.salvage) {
+				bfs_core_note_damage(c, e->btree_id, PR_BTREE_REPLAY_BLOCKED,
+						     "btree %s: journal seq %llu cannot be replayed into "
+						     "it (a damaged node)", bfs_btree_id_name(e->btree_id),
+						     (unsigned long long)seq);
+				c->trees[e->btree_id].damaged = true;
+				ret = bfs_core_stash_key(c, e->btree_id, k, seq);
+			}
 			STAT_INC(c, replayed_keys);
 			p += bfs_bkey_u64s(k);
 		}
@@ -116,9 +182,59 @@ static int replay_space(struct bfs_core *c, struct replay_state *r)
 	return ret;
 }
 
+int bfs_core_stash_key(struct bfs_core *c, u8 id, const struct bfs_bkey *k, u64 seq)
+{
+	struct btree_root *t = &c->trees[id];
+	size_t need = t->stash_u64s + 1 + bfs_bkey_u64s(k);
+
+	if (need > t->stash_cap) {
+		size_t cap = BFS_MAX(need, t->stash_cap * 2 + 64);
+		u64 *n = bfs_realloc(t->stash, cap * 8);
+
+		if (!n)
+			return -ENOMEM;
+		t->stash = n;
+		t->stash_cap = cap;
+	}
+	t->stash[t->stash_u64s++] = seq;
+	memcpy(&t->stash[t->stash_u64s], k, bfs_bkey_bytes(k));
+	t->stash_u64s += bfs_bkey_u64s(k);
+	return 0;
+}
+
 static int replay_ignore(void *ctx, u64 seq, const struct bfs_jset_entry *e)
 {
 	return 0;
+}
+
+int bfs_core_check_journal(struct bfs_dev *dev, const struct bfs_sb *sb, bfs_finding_fn fn,
+			   void *ctx)
+{
+	struct bfs_sb_field *f = bfs_sb_field_get((struct bfs_sb *)sb, BFS_SB_FIELD_CLEAN);
+	bool clean = le32_to_cpu(sb->flags) & BFS_SB_CLEAN;
+	struct bfs_journal_read_opts o = {
+		.clean = clean,
+		.salvage = true,
+		.check = clean ? NULL : replay_check,
+		.finding = fn,
+		.finding_ctx = ctx,
+	};
+	struct bfs_journal_geom jg;
+	struct bfs_journal *j;
+	int ret;
+
+	if (!le32_to_cpu(sb->journal_nbuckets))
+		return 0;
+	if (!f || le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(struct bfs_sb_clean))
+		return -EUCLEAN;
+	o.min_seq = le64_to_cpu(((const struct bfs_sb_clean *)f->data)->journal_seq);
+	bfs_journal_geom_from_sb(sb, dev, &jg);
+	ret = bfs_journal_open(&jg, &j);
+	if (ret)
+		return ret;
+	ret = bfs_journal_recover(j, &o, replay_ignore, NULL);
+	bfs_journal_close(j);
+	return ret;
 }
 
 int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
@@ -126,18 +242,27 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 					     const bool *have),
 			   bool *replayed)
 {
+	struct bfs_journal_read_opts o = {
+		.min_seq = clean_seq,
+		.clean = !replay,
+		.salvage = c->opts.salvage_journal,
+		.check = replay ? replay_check : NULL,
+		.check_ctx = c,
+		.finding = c->opts.journal_finding,
+		.finding_ctx = c->opts.journal_finding_ctx,
+	};
 	struct replay_state r = { 0 };
 	int ret;
 
 	*replayed = false;
 	if (!replay) {
-		ret = bfs_journal_read(c->j, clean_seq, replay_ignore, NULL);
+		ret = bfs_journal_recover(c->j, &o, replay_ignore, NULL);
 		ret = ret ?: load_roots(c, NULL, NULL);
 		if (!ret && c->opts.space_init)
 			ret = c->opts.space_init(c->opts.space_ctx, c);
 		return ret;
 	}
-	ret = bfs_journal_read(c->j, clean_seq, replay_collect, &r);
+	ret = bfs_journal_recover(c->j, &o, replay_collect, &r);
 	if (!ret)
 		ret = load_roots(c, r.roots, r.have_root);
 	if (!ret && c->opts.space_init)

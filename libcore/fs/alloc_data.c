@@ -11,7 +11,7 @@
 #include <bfs/log.h>
 
 /* the core's metadata allocator: data buckets are carved out of it */
-#include "../btree/internal.h"
+#include <bfs/alloc.h>
 #include "data.h"
 
 u64 bfs_data_bucket_of(struct bfs_fs_data *d, u64 dev_off)
@@ -38,17 +38,8 @@ u32 bfs_data_bucket_gen(struct bfs_fs_data *d, u64 bucket)
  */
 static u64 reserve_slots(struct bfs_fs_data *d)
 {
-	u64 depth = 1, need;
-	unsigned id;
+	u64 depth = bfs_core_max_depth(d->c), need;
 
-	for (id = 0; id < BFS_BTREE_NR; id++) {
-		struct btree_root *r = &d->c->trees[id];
-
-		bfs_read_lock(&r->root_lock);
-		if (r->node)
-			depth = BFS_MAX(depth, (u64)r->node->level + 1);
-		bfs_rwlock_unlock(&r->root_lock);
-	}
 	need = 2 * 16 * (depth + 1) + 2 + 4 * (depth + 1) + 16;
 	return BFS_MAX(need, d->reserve_slots);
 }
@@ -125,7 +116,8 @@ int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
 			continue;
 		bk->data = false;
 		d->nr_data_buckets--;
-		bfs_alloc_bucket_put(d->a, b);
+		if (!d->fence || b < d->fence)
+			bfs_alloc_bucket_put(d->a, b);	/* a fenced one stays taken */
 	}
 	memmove(d->pending, d->pending + i, (d->nr_pending - i) * sizeof(*d->pending));
 	d->nr_pending -= i;
@@ -187,6 +179,27 @@ static void close_wp_locked(struct bfs_fs_data *d)
 	d->wp_bucket = 0;
 	d->b[b].open = false;
 	maybe_free_locked(d, b);
+}
+
+u64 bfs_data_fence(struct bfs_fs_data *d, u64 fence, u64 *free_bytes)
+{
+	u64 b, live = 0, reserve;
+
+	bfs_mutex_lock(&d->lock);
+	if (d->wp_bucket >= fence)
+		close_wp_locked(d);	/* the write point must not append there any more */
+	d->fence = fence;
+	for (b = fence; b < d->nbuckets; b++) {
+		live += d->b[b].live;
+		/* a free bucket is taken, so neither data nor a node lands in it */
+		if (!d->b[b].data)
+			bfs_alloc_bucket_get(d->a, b);
+	}
+	bfs_mutex_unlock(&d->lock);
+	*free_bytes = bfs_alloc_nr_free_buckets(d->a) * d->bucket_size;
+	reserve = reserve_slots(d) * d->node_size;
+	*free_bytes = *free_bytes > reserve ? *free_bytes - reserve : 0;
+	return live;
 }
 
 int bfs_data_space_get_multi(struct bfs_fs_data *d, u32 unit, u32 max_units, u64 *dev_off,
@@ -463,7 +476,7 @@ static void mark_shared(struct bfs_fs_data *d, u64 b)
 
 int bfs_data_alloc_setup(struct bfs_fs_data *d)
 {
-	d->a = d->c->alloc;
+	d->a = bfs_core_alloc(d->c);
 	d->b = bfs_calloc(d->nbuckets, sizeof(*d->b));
 	if (!d->b)
 		return -ENOMEM;
@@ -496,7 +509,7 @@ int bfs_data_premark_committed(struct bfs_fs_data *d)
 	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k))
 		bfs_data_premark_key(d, k);
 	bfs_btree_iter_exit(&it);
-	if (ret == -EUCLEAN && d->c->read_only)
+	if (ret == -EUCLEAN && bfs_core_is_read_only(d->c))
 		ret = 0;	/* bfs_fs_data_init() says more */
 	return ret == -ENOENT ? 0 : ret;
 }
@@ -548,6 +561,34 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 			mark_shared(d, b);
 	}
 	bfs_free(stored);
+	return ret;
+}
+
+int bfs_data_bucket_adopt(struct bfs_fs_data *d, u64 b, u32 gen, u64 live)
+{
+	struct bfs_bucket *bk;
+	int ret = 0;
+
+	if (!bfs_data_bucket_valid(d, b))
+		return -EINVAL;
+	bfs_mutex_lock(&d->lock);
+	bk = &d->b[b];
+	__atomic_store_n(&bk->gen, gen, __ATOMIC_RELAXED);
+	if (live && !bk->data && !bk->open) {
+		ret = bfs_alloc_bucket_get(d->a, b);
+		if (ret == -EBUSY) {
+			/* a node was placed there since open: keep both, as at open */
+			mark_shared(d, b);
+			ret = 0;
+		}
+		if (!ret) {
+			bk->data = true;
+			d->nr_data_buckets++;
+		}
+	}
+	if (!ret)
+		bk->live = live;
+	bfs_mutex_unlock(&d->lock);
 	return ret;
 }
 

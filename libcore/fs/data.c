@@ -4,6 +4,7 @@
  * init/exit at open/close, flush and fsync, statfs space.
  */
 #include <bfs/log.h>
+#include <bfs/super.h>
 
 #include "data.h"
 
@@ -31,11 +32,10 @@ static struct bfs_fs_data *data_get(struct bfs_fs *fs, struct bfs_core *c, int *
 	d->nbuckets = le64_to_cpu(sb->nbuckets);
 	d->chunk_max = (u32)BFS_MIN(BFS_EXTENT_CHUNK_MAX, (u64)d->bucket_size);
 	d->chunk_max = BFS_MAX(BFS_ROUND_DOWN(d->chunk_max, d->block_size), d->block_size);
-	d->csum_type = sb->csum_type;
+	d->csum_type = bfs_sb_data_csum_type(sb);	/* bfs set-option checksum= */
 	if (le64_to_cpu(sb->incompat) & BFS_FEAT_INCOMPAT_ZSTD)
 		d->compression = sb->compression_type;
 	d->level = sb->compression_level ? sb->compression_level : BFS_ZSTD_LEVEL_DEFAULT;
-	bfs_fs_data_register_types();
 	*ret = bfs_data_alloc_setup(d);
 	if (*ret) {
 		bfs_data_alloc_exit(d);

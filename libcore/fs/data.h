@@ -55,6 +55,7 @@ struct bfs_fs_data {
 	size_t	nr_pending, cap_pending;
 	u64	pending_removed;	/* entries ever taken off the front of pending */
 	u64	nr_data_buckets;
+	u64	fence;			/* 0, or: buckets from here on are never handed out (shrink) */
 };
 
 /* one chunk as written to the device, before its key is committed */
@@ -114,6 +115,13 @@ void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k);
 /* at open, after replay: gens, live sectors counted from the extents, marks */
 int bfs_data_alloc_init(struct bfs_fs_data *d);
 void bfs_data_alloc_exit(struct bfs_fs_data *d);
+/*
+ * fsck, after recounting bucket @b: it holds @live sectors of generation
+ * @gen.  The in-memory table says so from now on, and a bucket with live
+ * data is taken from the metadata allocator (nodes written later in this
+ * session stay out of it).
+ */
+int bfs_data_bucket_adopt(struct bfs_fs_data *d, u64 b, u32 gen, u64 live);
 /* reserve @bytes (block multiple) in the write point; -ENOSPC */
 int bfs_data_space_get(struct bfs_fs_data *d, u32 bytes, u64 *dev_off, u64 *bucket, u32 *gen);
 /* 1..max_units consecutive units of @unit bytes, as many as the open bucket holds */
@@ -206,5 +214,20 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
  */
 #define BFS_GC_NO_INODE	UINT64_MAX
 int bfs_data_copygc(struct bfs_fs_data *d, u64 held_ino, bool *freed, bool *busy);
+
+/*
+ * Move every extent out of buckets @fence and up (bfs resize, shrinking):
+ * those buckets are fenced first, so neither data nor btree nodes go there
+ * while it runs.  -ENOSPC (nothing moved) if the live data there does not
+ * fit in the free space below; *left: live sectors still there afterwards
+ * (extents that changed or could not be read meanwhile).  The caller holds
+ * the filesystem alone: no other writer.
+ */
+int bfs_data_evacuate(struct bfs_fs_data *d, u64 fence, u64 *need_bytes, u64 *left);
+/*
+ * Fence buckets @fence and up (alloc_data.c); returns the live sectors in
+ * them, and in *free_bytes the space new data can still get below them.
+ */
+u64 bfs_data_fence(struct bfs_fs_data *d, u64 fence, u64 *free_bytes);
 
 #endif /* BFS_FS_DATA_H */

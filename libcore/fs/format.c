@@ -52,7 +52,6 @@ int bfs_fs_format(struct bfs_dev *dev, struct bfs_sb *sb)
 	char err[BFS_ERR_LEN];
 	int ret, r;
 
-	bfs_fs_register_key_types();
 	ret = bfs_core_open(dev, NULL, &fs.c);
 	if (ret)
 		return ret;

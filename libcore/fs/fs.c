@@ -35,7 +35,6 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	*out = NULL;
 	if (!opts)
 		opts = &defaults;
-	bfs_fs_register_key_types();
 	fs = bfs_zalloc(sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
@@ -48,6 +47,9 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	co.read_only = fs->read_only;
 	co.no_replay = opts->no_replay;
 	co.cache_bytes = opts->cache_bytes;
+	co.salvage_journal = opts->salvage_journal;
+	co.journal_finding = opts->journal_finding;
+	co.journal_finding_ctx = opts->journal_finding_ctx;
 	/*
 	 * Replay must not put btree nodes into buckets that hold file data:
 	 * the data half marks its space before the journal is replayed.
@@ -67,7 +69,13 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	fs->sb = bfs_core_sb(fs->c);
 	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
 
-	ret = bfs_ns_counter_read(fs, &fs->next_ino);
+	if (opts->check_roots) {
+		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx);
+
+		ret = n < 0 ? (int)n : 0;
+	}
+	if (!ret)
+		ret = bfs_ns_counter_read(fs, &fs->next_ino);
 	if (!ret) {
 		ret = bfs_ns_inode_read(fs, BFS_ROOT_INO, &root);
 		if (ret == -ENOENT || (!ret && !S_ISDIR(root.i.mode))) {
@@ -86,6 +94,8 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	}
 	if (!fs->read_only) {
 		ret = bfs_orphans_recover(fs);
+		if (!ret)
+			ret = bfs_fs_commit_start(fs, bfs_sb_commit_secs(fs->sb));
 		if (ret) {
 			bfs_fs_data_exit(fs);
 			bfs_core_close(fs->c);
@@ -103,6 +113,7 @@ int bfs_fs_close(struct bfs_fs *fs)
 
 	if (!fs)
 		return 0;
+	bfs_fs_commit_stop(fs);
 	if (!fs->read_only) {
 		ret = bfs_open_inodes_close(fs);
 		r = bfs_fs_data_flush(fs, 0);

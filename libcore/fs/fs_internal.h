@@ -27,6 +27,7 @@
 
 struct bfs_fs_data;		/* the data half's private state */
 struct bfs_open_inodes;		/* open-count table (namespace half) */
+struct bfs_fs_committer;	/* periodic commit thread (commit.c) */
 
 struct bfs_fs {
 	struct bfs_dev		*dev;
@@ -42,7 +43,12 @@ struct bfs_fs {
 
 	struct bfs_open_inodes	*open;
 	struct bfs_fs_data	*data;
+	struct bfs_fs_committer	*committer;
 };
+
+/* commit.c: the periodic commit of sb's commit interval (0 or read-only: none) */
+int bfs_fs_commit_start(struct bfs_fs *fs, unsigned secs);
+void bfs_fs_commit_stop(struct bfs_fs *fs);
 
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino);
 void bfs_inode_unlock(struct bfs_fs *fs, u64 ino);
@@ -89,13 +95,6 @@ void bfs_fs_data_space(struct bfs_fs *fs, u64 *total, u64 *free);
 
 /* ---- appended by the data half ---- */
 
-/*
- * Register the extent and alloc key types (validate, to_text, cut_front).
- * bfs_fs_data_init() calls it; bfs_fs_register_key_types() should too, so
- * tools that walk the btrees without opening the filesystem know them.
- * Idempotent.
- */
-void bfs_fs_data_register_types(void);
 
 /*
  * Hooks for struct bfs_core_opts (space_init, space_replay_key; space_ctx =

@@ -36,6 +36,7 @@ struct gc_ref {
 
 struct gc_state {
 	struct bfs_fs_data *d;
+	u64	from;		/* evacuation: every bucket from here on is a victim */
 	u64	victims[GC_MAX_VICTIMS];
 	unsigned nr_victims;
 	struct gc_ref *refs;
@@ -77,6 +78,8 @@ static bool is_victim(struct gc_state *s, u64 b)
 {
 	unsigned i;
 
+	if (s->from)
+		return b >= s->from;
 	for (i = 0; i < s->nr_victims; i++)
 		if (s->victims[i] == b)
 			return true;
@@ -274,5 +277,43 @@ out:
 	/* space from the reserve was used to move: only report real progress */
 	if (ret == -ENOSPC)
 		ret = 0;
+	return ret;
+}
+
+int bfs_data_evacuate(struct bfs_fs_data *d, u64 fence, u64 *need_bytes, u64 *left)
+{
+	struct gc_state s = { .d = d, .from = fence };
+	u64 b, live = 0, free_bytes;
+	int ret = 0;
+
+	*left = 0;
+	*need_bytes = 0;
+	if (fence <= d->first_bucket || fence > d->nbuckets)
+		return -EINVAL;
+	bfs_mutex_lock(&d->gc_lock);
+	live = bfs_data_fence(d, fence, &free_bytes);
+	*need_bytes = live << BFS_SECTOR_SHIFT;
+	/* moving needs whole buckets: one more than the data, at least */
+	if (*need_bytes + d->bucket_size > free_bytes) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	if (!live)
+		goto out;
+	ret = collect_refs(&s);
+	if (!ret) {
+		bfs_data_gc_reserve(true);
+		ret = move_refs(&s, BFS_GC_NO_INODE);
+		bfs_data_gc_reserve(false);
+	}
+	if (!ret)
+		ret = bfs_data_release_pending(d, true);
+	bfs_mutex_lock(&d->lock);
+	for (b = fence; b < d->nbuckets; b++)
+		*left += d->b[b].live;
+	bfs_mutex_unlock(&d->lock);
+out:
+	bfs_mutex_unlock(&d->gc_lock);
+	bfs_free(s.refs);
 	return ret;
 }

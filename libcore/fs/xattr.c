@@ -20,21 +20,14 @@ static const struct {
 	u8		ns;
 	bool		whole;		/* the prefix is the whole name */
 } ns_names[] = {
-	{ "user.",			BFS_XATTR_USER,			false },
-	{ "trusted.",			BFS_XATTR_TRUSTED,		false },
-	{ "security.",			BFS_XATTR_SECURITY,		false },
-	{ "system.posix_acl_access",	BFS_XATTR_POSIX_ACL_ACCESS,	true },
-	{ "system.posix_acl_default",	BFS_XATTR_POSIX_ACL_DEFAULT,	true },
+#define x(n, nr, prefix, whole) { prefix, nr, whole },
+	BFS_XATTR_NAMESPACES(x)
+#undef x
 };
 
 const char *bfs_xattr_prefix(unsigned ns)
 {
-	unsigned i;
-
-	for (i = 0; i < ARRAY_SIZE(ns_names); i++)
-		if (ns_names[i].ns == ns)
-			return ns_names[i].prefix;
-	return NULL;
+	return bfs_xattr_ns_prefix(ns);
 }
 
 struct xname {

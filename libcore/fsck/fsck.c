@@ -9,6 +9,7 @@ static const struct {
 	int (*fn)(struct bfs_fsck *f);
 } passes[] = {
 	{ "superblock", bfs_fsck_pass_super },
+	{ "journal", bfs_fsck_pass_journal },
 	{ "btrees", bfs_fsck_pass_btree },
 	{ "directories and inodes", bfs_fsck_pass_fs },
 };

@@ -6,6 +6,10 @@
 struct bfs_fsck;
 
 int bfs_fsck_pass_super(struct bfs_fsck *f);
+int bfs_fsck_pass_journal(struct bfs_fsck *f);
+/* a journal finding callback for opens after pass 1a has decided them all */
+struct bfs_finding;
+void bfs_fsck_journal_decided(void *ctx, const struct bfs_finding *fd);
 int bfs_fsck_pass_btree(struct bfs_fsck *f);
 int bfs_fsck_pass_fs(struct bfs_fsck *f);
 

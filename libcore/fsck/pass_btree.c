@@ -1,42 +1,76 @@
 // SPDX-License-Identifier: MIT
 /*
- * Pass 1: the btrees.  Opens the core (replaying the journal; in memory only
- * with -n), then checks every btree completely: node checksums and contents,
- * child ranges tiling their parent, levels, key order across nodes.
- * bfs_btree_verify() names each problem through the log hook; here each
- * damaged btree becomes one problem.  Rebuilding a damaged btree is not
- * implemented yet, so these problems are reported and left unfixed.
+ * Pass 1: the btrees.
+ *
+ * Check: the core is opened read-only in salvage mode (replaying the
+ * journal in memory; a damaged btree does not stop the open) and every
+ * btree is checked completely (bfs_btree_check: node checksums and
+ * contents, child pointers, ranges tiling their parent, key order).  Each
+ * problem is one finding with its location.
+ *
+ * Repair of a damaged btree (bcachefs' btree node scan + topology repair,
+ * done as one rebuild): the device is scanned for btree nodes, the core is
+ * reopened writable in salvage mode with every slot and data bucket that
+ * anything on the device points to protected from allocation, and each
+ * damaged btree is rebuilt from its readable leaves plus the newest scanned
+ * leaves for the ranges they do not cover (bfs_btree_rebuild).  What no node
+ * holds is reported as lost; later passes report it as files.  The new trees
+ * become durable at one checkpoint: a crash before it leaves the old tree
+ * and the journal as they were, and the next fsck does the same repair.
+ * With -n the same plan is made and reported without writing anything.
  */
 #include <bfs/btree.h>
+#include <bfs/btree_repair.h>
+#include <bfs/btree_scan.h>
 #include <bfs/core.h>
+#include <bfs/extent_format.h>
 #include <bfs/fs.h>
 #include <bfs/fsck.h>
+#include <bfs/os.h>
 
 #include <string.h>
 
 #include "fsck_passes.h"
 
-/*
- * Open the btrees for checking.  A failure can come from the journal or from
- * the btrees themselves; a read-only open tolerates damaged subtrees, so try
- * that next, and only blame the journal if skipping it is what helps.
- */
-static int open_core(struct bfs_fsck *f, struct bfs_core **c)
-{
-	struct bfs_core_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO,
-				      .cache_bytes = f->cache_bytes };
-	int ret = bfs_core_open(f->dev, &opts, c);
+struct btree_check {
+	struct bfs_fsck *f;
+	bool	damaged[BFS_BTREE_NR];
+	bool	fix[BFS_BTREE_NR];	/* a repair of this btree was agreed to */
+	unsigned cur;			/* btree whose findings are coming in */
+	struct bfs_scanned_node *cands;
+	size_t	nr_cands, cap_cands;
+	struct bfs_node_scan_geom geom;
+	u64	*buckets;		/* data buckets found in scanned extents/alloc keys */
+	size_t	nr_buckets, cap_buckets;
+};
 
-	if (ret != -EUCLEAN)
+static void take_finding(void *ctx, const struct bfs_finding *fd)
+{
+	struct btree_check *bc = ctx;
+	unsigned id = fd->loc.btree >= 0 && fd->loc.btree < BFS_BTREE_NR ? (unsigned)fd->loc.btree :
+		bc->cur;
+
+	bc->damaged[id] = true;
+	if (bfs_fix_finding(bc->f, fd))
+		bc->fix[id] = true;
+}
+
+static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *opts,
+		     struct bfs_core **c)
+{
+	int ret;
+
+	/* a damaged journal whose repair was declined: nothing may be written */
+	opts->read_only = !writable || f->journal_salvage;
+	opts->salvage_journal = f->journal_salvage;
+	opts->journal_finding = bfs_fsck_journal_decided;
+	opts->salvage = true;
+	opts->cache_bytes = f->cache_bytes ?: 256 * MiB;
+	ret = bfs_core_open(f->dev, opts, c);
+	if (ret != -EUCLEAN || writable)
 		return ret;
-	if (!opts.read_only) {
-		opts.read_only = true;
-		ret = bfs_core_open(f->dev, &opts, c);
-		if (ret != -EUCLEAN)
-			return ret;
-	}
-	opts.no_replay = true;
-	ret = bfs_core_open(f->dev, &opts, c);
+	opts->no_replay = true;
+	ret = bfs_core_open(f->dev, opts, c);
 	if (!ret)
 		bfs_fix_problem(f, PR_JOURNAL_UNREPLAYABLE,
 				"the journal cannot be replayed (see above); checking the "
@@ -44,55 +78,281 @@ static int open_core(struct bfs_fsck *f, struct bfs_core **c)
 	return ret;
 }
 
-int bfs_fsck_pass_btree(struct bfs_fsck *f)
-{
-	struct bfs_btree_stats st;
-	struct bfs_core_stats cs;
-	struct bfs_core *c;
-	u64 reads0;
-	unsigned id;
-	int ret;
+/* ---- the node scan and what it protects ---- */
 
-	bfs_fs_register_key_types();	/* validate filesystem keys too */
-	ret = open_core(f, &c);
-	if (ret == -EUCLEAN) {
-		f->btrees_damaged = true;
-		bfs_fix_problem(f, PR_BTREE_UNREADABLE, "the btrees cannot be opened (see above)");
-		return 0;
+static int add_bucket(struct btree_check *bc, u64 bucket)
+{
+	if (bc->nr_buckets == bc->cap_buckets) {
+		size_t cap = bc->cap_buckets * 2 + 256;
+		u64 *n = bfs_realloc(bc->buckets, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		bc->buckets = n;
+		bc->cap_buckets = cap;
 	}
-	if (ret) {
-		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));
+	bc->buckets[bc->nr_buckets++] = bucket;
+	return 0;
+}
+
+/* data buckets that an extent or alloc key points at: never a place for new nodes */
+static int note_data(struct btree_check *bc, unsigned id, const struct bfs_bkey *k)
+{
+	if (id == BFS_BTREE_EXTENTS && k->type == BFS_KEY_EXTENT &&
+	    bfs_bkey_val_u64s(k) >= BFS_EXTENT_VAL_U64S) {
+		const struct bfs_extent_v *v = bfs_bkey_val(k);
+		u64 off = le64_to_cpu(v->offset);
+
+		if (off && bc->geom.bucket_size)
+			return add_bucket(bc, off / bc->geom.bucket_size);
+	} else if (id == BFS_BTREE_ALLOC && k->type == BFS_KEY_ALLOC &&
+		   bfs_bkey_val_u64s(k) >= BFS_ALLOC_VAL_U64S) {
+		const struct bfs_alloc_v *v = bfs_bkey_val(k);
+
+		if (v->data_type != BFS_BUCKET_FREE || le64_to_cpu(v->live_sectors))
+			return add_bucket(bc, le64_to_cpu(k->inode));
+	}
+	return 0;
+}
+
+static int scanned(void *ctx, const struct bfs_scanned_node *n, const void *buf)
+{
+	struct btree_check *bc = ctx;
+
+	if (bc->nr_cands == bc->cap_cands) {
+		size_t cap = bc->cap_cands * 2 + 256;
+		struct bfs_scanned_node *a = bfs_realloc(bc->cands, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		bc->cands = a;
+		bc->cap_cands = cap;
+	}
+	bc->cands[bc->nr_cands++] = *n;
+	if (n->header_ok && !n->level &&
+	    (n->btree_id == BFS_BTREE_EXTENTS || n->btree_id == BFS_BTREE_ALLOC)) {
+		struct bfs_salvaged sv;
+		u32 i;
+		int ret = bfs_node_salvage(&bc->geom, buf, n, NULL, NULL, &sv);
+
+		for (i = 0; !ret && i < sv.nr; i++)
+			ret = note_data(bc, n->btree_id, sv.k[i]);
+		bfs_salvaged_free(&sv);
 		return ret;
 	}
+	return 0;
+}
+
+static int scan(struct bfs_fsck *f, struct btree_check *bc)
+{
+	u64 read_errors = 0;
+	int ret;
+
+	bfs_node_scan_geom_from_sb(f->sb.sb, &bc->geom);
+	ret = bfs_node_scan(f->dev, &bc->geom, scanned, NULL, bc, &read_errors);
+	if (ret)
+		return ret;
+	if (f->verbose)
+		bfs_fsck_printf(f, "node scan: %zu btree nodes found on the device%s", bc->nr_cands,
+				read_errors ? " (some slots could not be read)" : "");
+	return 0;
+}
+
+static int protect(void *ctx, struct bfs_core *c)
+{
+	struct btree_check *bc = ctx;
+	size_t i;
+
+	for (i = 0; i < bc->nr_cands; i++)
+		bfs_core_protect_slot(c, bc->cands[i].offset);
+	for (i = 0; i < bc->nr_buckets; i++)
+		bfs_core_protect_bucket(c, bc->buckets[i]);
+	return 0;
+}
+
+/* replayed extents point at data too, before any of them is applied */
+static int protect_replayed(void *ctx, struct bfs_core *c, unsigned id, const struct bfs_bkey *k)
+{
+	struct btree_check *bc = ctx;
+	size_t from = bc->nr_buckets;
+	int ret = note_data(bc, id, k);
+
+	for (; !ret && from < bc->nr_buckets; from++)
+		bfs_core_protect_bucket(c, bc->buckets[from]);
+	return ret;
+}
+
+/* ---- check, plan, repair ---- */
+
+static void check_all(struct btree_check *bc, struct bfs_core *c)
+{
+	struct bfs_core_stats cs;
+	unsigned id;
+	u64 reads0;
+
 	/* progress: nodes read out of the node slots in use */
 	bfs_core_get_stats(c, &cs);
 	reads0 = cs.node_reads;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
-		long bad = bfs_btree_verify(c, id);
+		long bad;
 
+		bc->cur = id;
+		bad = bfs_btree_check(c, id, take_finding, bc);
 		bfs_core_get_stats(c, &cs);
-		bfs_fsck_progress(f, 1, cs.node_reads - reads0, cs.meta_slots_used);
-
+		bfs_fsck_progress(bc->f, cs.node_reads - reads0, cs.meta_slots_used);
 		if (bad < 0) {
-			f->btrees_damaged = true;
-			bfs_fix_problem(f, PR_BTREE_UNREADABLE, "btree %s: %s",
-					bfs_btree_id_name(id), strerror((int)-bad));
-			continue;
+			struct bfs_fsck_loc loc = { .btree = (int)id };
+
+			bc->damaged[id] = true;
+			if (bfs_fix_problem_at(bc->f, PR_BTREE_UNREADABLE, &loc, "btree %s: %s",
+					       bfs_btree_id_name(id), strerror((int)-bad)))
+				bc->fix[id] = true;
 		}
-		if (bad) {
-			f->btrees_damaged = true;
-			bfs_fix_problem(f, PR_BTREE_DAMAGED, "btree %s: %ld problem%s (listed above)",
-					bfs_btree_id_name(id), bad, bad == 1 ? "" : "s");
-			continue;
+		if (bfs_core_btree_damaged(c, id) && !bc->damaged[id]) {
+			/* the open met damage the walk does not see (a shared slot, replay) */
+			struct bfs_fsck_loc loc = { .btree = (int)id };
+			const char *what = "damage found when opening";
+			unsigned code = PR_BTREE_REPLAY_BLOCKED;
+
+			bfs_core_btree_damage(c, id, &code, &what);
+			bc->damaged[id] = true;
+			if (bfs_fix_problem_at(bc->f, (enum bfs_problem_code)code, &loc, "%s", what))
+				bc->fix[id] = true;
 		}
-		if (f->verbose && !bfs_btree_get_stats(c, id, &st))
-			bfs_fsck_printf(f, "btree %s: %llu keys in %u level%s", bfs_btree_id_name(id),
-					(unsigned long long)st.keys, st.depth,
-					st.depth == 1 ? "" : "s");
 	}
-	bfs_fsck_progress(f, 1, cs.meta_slots_used, cs.meta_slots_used);
-	ret = bfs_core_close(c);
-	if (ret)
-		bfs_fsck_printf(f, "closing the btrees failed: %s", strerror(-ret));
+	bfs_fsck_progress(bc->f, cs.meta_slots_used, cs.meta_slots_used);
+}
+
+static void rebuild_stats(struct bfs_fsck *f, unsigned id, const struct bfs_rebuild_stats *st,
+			  bool applied)
+{
+	bfs_fsck_printf(f, "btree %s %s: %llu readable leaves kept, %llu ranges from scanned "
+			"nodes, %llu ranges lost, %llu keys, %llu dropped, %llu journal keys",
+			bfs_btree_id_name(id), applied ? "rebuilt" : "would be rebuilt",
+			(unsigned long long)st->good_leaves, (unsigned long long)st->scanned_pieces,
+			(unsigned long long)st->lost_ranges, (unsigned long long)st->keys,
+			(unsigned long long)st->dropped_keys, (unsigned long long)st->stashed_keys);
+}
+
+/* with -n (or every repair declined): say what a repair would keep and lose */
+static int plan_only(struct btree_check *bc, struct bfs_core *c)
+{
+	unsigned id;
+	int ret = 0;
+
+	for (id = 0; id < BFS_BTREE_NR && !ret; id++) {
+		struct bfs_rebuild_stats st;
+
+		if (!bc->damaged[id])
+			continue;
+		bc->cur = id;
+		ret = bfs_btree_rebuild(c, id, bc->cands, bc->nr_cands, false, take_finding, bc, &st);
+		if (!ret && bc->f->verbose)
+			rebuild_stats(bc->f, id, &st, false);
+	}
+	return ret;
+}
+
+static int repair(struct btree_check *bc)
+{
+	struct bfs_fsck *f = bc->f;
+	struct bfs_core_opts opts = {
+		.space_init = protect, .space_replay_key = protect_replayed, .space_ctx = bc,
+	};
+	struct bfs_core *c;
+	unsigned id;
+	int ret, r;
+
+	ret = open_core(f, true, &opts, &c);
+	if (ret) {
+		bfs_fsck_printf(f, "cannot open the btrees for repair: %s", strerror(-ret));
+		return ret;
+	}
+	for (id = 0; id < BFS_BTREE_NR && !ret; id++) {
+		struct bfs_rebuild_stats st;
+
+		if (!bc->fix[id] && !bfs_core_btree_damaged(c, id))
+			continue;
+		bc->cur = id;
+		ret = bfs_btree_rebuild(c, id, bc->cands, bc->nr_cands, true, take_finding, bc, &st);
+		if (ret)
+			bfs_fsck_printf(f, "rebuilding btree %s failed: %s", bfs_btree_id_name(id),
+					strerror(-ret));
+		else if (f->verbose)
+			rebuild_stats(f, id, &st, true);
+		/* ranges from scanned nodes may be older versions: that counts as loss */
+		if (!ret)
+			ret = bfs_core_note_rebuild(c, id, st.lost_ranges || st.scanned_pieces ||
+						    st.dropped_keys);
+	}
+	if (!ret)
+		ret = bfs_core_checkpoint(c);
+	/* the rebuilt trees must now check out completely */
+	for (id = 0; id < BFS_BTREE_NR && !ret; id++) {
+		struct bfs_fsck_loc loc = { .btree = (int)id };
+		long bad = bfs_btree_check(c, id, NULL, NULL);
+
+		if (bad) {
+			bfs_fix_problem_at(f, PR_BTREE_DAMAGED, &loc,
+					   "btree %s still has %ld problem%s after the rebuild",
+					   bfs_btree_id_name(id), bad, bad == 1 ? "" : "s");
+			ret = -EUCLEAN;
+		}
+	}
+	r = bfs_core_close(c);
+	return ret ? ret : r;
+}
+
+int bfs_fsck_pass_btree(struct bfs_fsck *f)
+{
+	struct bfs_core_opts opts = { 0 };
+	struct btree_check bc = { .f = f };
+	struct bfs_core *c;
+	bool any = false, fix = false;
+	unsigned id;
+	int ret;
+
+	ret = open_core(f, false, &opts, &c);
+	if (ret) {
+		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));
+		f->btrees_damaged = true;
+		return ret == -EUCLEAN ? 0 : ret;
+	}
+	check_all(&bc, c);
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		any |= bc.damaged[id];
+		fix |= bc.fix[id];
+	}
+	if (!any) {
+		if (f->verbose)
+			for (id = 0; id < BFS_BTREE_NR; id++) {
+				struct bfs_btree_stats st;
+
+				if (!bfs_btree_get_stats(c, id, &st))
+					bfs_fsck_printf(f, "btree %s: %llu keys in %u level%s",
+							bfs_btree_id_name(id),
+							(unsigned long long)st.keys, st.depth,
+							st.depth == 1 ? "" : "s");
+			}
+		return bfs_core_close(c);
+	}
+	ret = scan(f, &bc);
+	if (!ret && (!fix || f->mode == BFS_FSCK_MODE_NO || f->journal_salvage))
+		ret = plan_only(&bc, c);
+	{
+		int r = bfs_core_close(c);
+
+		ret = ret ? ret : r;
+	}
+	if (!ret && fix && f->mode != BFS_FSCK_MODE_NO && !f->journal_salvage)
+		ret = repair(&bc);
+	else
+		f->btrees_damaged = true;
+	if (ret == -EUCLEAN) {
+		f->btrees_damaged = true;
+		ret = 0;
+	}
+	bfs_free(bc.cands);
+	bfs_free(bc.buckets);
 	return ret;
 }

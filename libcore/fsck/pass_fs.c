@@ -8,12 +8,17 @@
  *   - a directory's ".." names the directory that holds its entry;
  *   - link counts: a file has one link per entry, a directory 2 + one per
  *     subdirectory;
+ *   - /lost+found exists and is a directory in / (lost_found.c);
+ *   - extents: inside the data area, within the file's size (pass_extents.c);
+ *   - buckets: generations and live sectors recomputed from the extents,
+ *     stale pointers dropped (pass_alloc.c);
+ *   - with --check-data, every chunk read back and verified (pass_data.c);
  *   - an inode with no entry is either on the orphan list (freed at the next
  *     mount) or lost, and one that still has links is reconnected to
  *     /lost+found as "#INO";
- *   - file data (extents) belongs to a regular file, and an inode's sector
- *     count is the sum of its extents.
- * Repairs are ordinary btree updates, one small transaction each.
+ *   - an inode's sector count is the sum of its extents.
+ * Repairs are ordinary btree updates, one small transaction each.  Losses
+ * are reported by path and byte range (fs_check.c keeps the paths).
  */
 #include <bfs/btree.h>
 #include <bfs/extent_format.h>
@@ -22,102 +27,30 @@
 #include <bfs/fsck.h>
 #include <bfs/os.h>
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fs_check.h"
 #include "fsck_passes.h"
 #include "../fs/ns.h"
 
-struct ino_info {
-	u64	ino;
-	u32	mode, nlink;
-	u64	parent;		/* directories: ".." as stored */
-	u64	sectors;	/* as stored */
-	u32	links;		/* directory entries naming it */
-	u32	subdirs;	/* directories: entries naming a directory */
-	u64	ext_sectors;	/* sum of its extents */
-	u64	entry_dir;	/* a directory holding an entry for it */
-	bool	orphan;
-};
-
-struct fs_check {
-	struct bfs_fsck *f;
-	struct bfs_fs *fs;
-	struct bfs_core *c;
-	struct ino_info *in;
-	size_t nr, cap;
-	/* progress: each key sweep counts inode numbers 0..next_ino */
-	u64 next_ino, sweep, nr_sweeps, seen;
-};
-
-static struct ino_info *find_ino(struct fs_check *fc, u64 ino)
-{
-	size_t lo = 0, hi = fc->nr;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (fc->in[mid].ino == ino)
-			return &fc->in[mid];
-		if (fc->in[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-static int add_ino(struct fs_check *fc, const struct bfs_bkey *k)
-{
-	const struct bfs_inode_v *v = bfs_bkey_val(k);
-
-	if (fc->nr == fc->cap) {
-		struct ino_info *n;
-
-		fc->cap = fc->cap ? fc->cap * 2 : 1024;
-		n = bfs_realloc(fc->in, fc->cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		fc->in = n;
-	}
-	fc->in[fc->nr++] = (struct ino_info){
-		.ino = le64_to_cpu(k->inode),
-		.mode = le32_to_cpu(v->mode),
-		.nlink = le32_to_cpu(v->nlink),
-		.parent = le64_to_cpu(v->parent),
-		.sectors = le64_to_cpu(v->sectors),
-	};
-	return 0;
-}
-
-/* call @fn for every key of btree @id */
-static int for_each_key(struct fs_check *fc, enum bfs_btree_id id,
-			int (*fn)(struct fs_check *fc, const struct bfs_bkey *k))
-{
-	struct bfs_btree_iter it;
-	const struct bfs_bkey *k;
-	int ret;
-
-	bfs_btree_iter_init(&it, fc->c, id, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
-		if (!(++fc->seen & 1023))
-			bfs_fsck_progress(fc->f, 2, fc->sweep * fc->next_ino + le64_to_cpu(k->inode),
-					  fc->nr_sweeps * fc->next_ino);
-		ret = fn(fc, k);
-		if (ret)
-			break;
-	}
-	fc->sweep++;
-	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
-}
-
 static int collect_inode(struct fs_check *fc, const struct bfs_bkey *k)
 {
-	if (k->type == BFS_KEY_INODE && !le64_to_cpu(k->offset) &&
-	    bfs_bkey_val_u64s(k) >= BFS_INODE_V_U64S)
-		return add_ino(fc, k);
+	const struct bfs_inode_v *v = bfs_bkey_val(k);
+	struct ino_info *i;
+	int ret;
+
+	if (k->type != BFS_KEY_INODE || le64_to_cpu(k->offset) ||
+	    bfs_bkey_val_u64s(k) < BFS_INODE_V_U64S)
+		return 0;
+	ret = fsck_add_ino(fc, le64_to_cpu(k->inode), le32_to_cpu(v->mode), le32_to_cpu(v->nlink),
+			   le64_to_cpu(v->parent), &i);
+	if (ret)
+		return ret;
+	i->sectors = le64_to_cpu(v->sectors);
+	i->size = le64_to_cpu(v->size);
 	return 0;
 }
 
@@ -133,13 +66,6 @@ static int collect_orphan(struct fs_check *fc, const struct bfs_bkey *k)
 	return 0;
 }
 
-/* repairs: one-update transactions; a failure is reported and counted */
-static void repair(struct fs_check *fc, enum bfs_problem_code code, int ret)
-{
-	if (ret)
-		bfs_fsck_repair_failed(fc->f, code, ret);
-}
-
 static void replace_with_whiteout(struct fs_check *fc, enum bfs_problem_code code,
 				  const struct bfs_bkey *k)
 {
@@ -147,7 +73,31 @@ static void replace_with_whiteout(struct fs_check *fc, enum bfs_problem_code cod
 
 	/* a whiteout, not a delete: later entries of the hash chain stay reachable */
 	bfs_bkey_init(&wk, BFS_KEY_HASH_WHITEOUT, bfs_bkey_pos(k), 0);
-	repair(fc, code, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, &wk));
+	fsck_repair(fc, code, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, &wk));
+}
+
+/*
+ * Report a problem of inode @ino (@pos in @btree: its key or one of its
+ * entries) with its path as far as the entries seen so far tell; the path
+ * is only looked up for a problem.
+ */
+static bool __attribute__((format(printf, 5, 6)))
+fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
+       struct bfs_bpos pos, const char *fmt, ...)
+{
+	struct bfs_fsck_loc loc = fsck_file_loc(fc, pos.inode, 0, NULL);
+	char detail[BFS_FINDING_DETAIL_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	loc.btree = btree;
+	loc.has_pos = true;
+	loc.pos = pos;
+	if (!find_ino(fc, pos.inode))
+		loc.path = NULL;
+	return bfs_fix_problem_at(fc->f, code, &loc, "%s", detail);
 }
 
 static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
@@ -163,40 +113,43 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 	snprintf(name, sizeof(name), "%.*s", v->name_len, (const char *)v->name);
 	dir = find_ino(fc, le64_to_cpu(k->inode));
 	if (!dir || !S_ISDIR(dir->mode)) {
-		if (bfs_fix_problem(fc->f, PR_DIRENT_DIR_MISSING, "'%s' -> %llu in inode %llu",
-				    name, (unsigned long long)ino,
-				    (unsigned long long)le64_to_cpu(k->inode)))
-			repair(fc, PR_DIRENT_DIR_MISSING,
-			       bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
+		if (fix_at(fc, PR_DIRENT_DIR_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+			   "'%s' -> %llu in inode %llu", name, (unsigned long long)ino,
+			   (unsigned long long)le64_to_cpu(k->inode)))
+			fsck_repair(fc, PR_DIRENT_DIR_MISSING,
+				    bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
 		return 0;
 	}
 	target = find_ino(fc, ino);
 	if (!target) {
-		if (bfs_fix_problem(fc->f, PR_DIRENT_TARGET_MISSING, "'%s' in directory %llu -> %llu",
-				    name, (unsigned long long)dir->ino, (unsigned long long)ino))
+		if (fix_at(fc, PR_DIRENT_TARGET_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+			   "'%s' in directory %llu -> %llu", name, (unsigned long long)dir->ino,
+			   (unsigned long long)ino))
 			replace_with_whiteout(fc, PR_DIRENT_TARGET_MISSING, k);
 		return 0;
 	}
 	if (v->type != (target->mode & S_IFMT) >> 12 &&
-	    bfs_fix_problem(fc->f, PR_DIRENT_TYPE, "'%s' in directory %llu says type %u, inode "
-			    "%llu has mode %o", name, (unsigned long long)dir->ino, v->type,
-			    (unsigned long long)ino, target->mode)) {
+	    fix_at(fc, PR_DIRENT_TYPE, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+		   "'%s' in directory %llu says type %u, inode %llu has mode %o", name,
+		   (unsigned long long)dir->ino, v->type, (unsigned long long)ino, target->mode)) {
 		u64 buf[BFS_BKEY_U64S + 40];
 		struct bfs_bkey *nk = (void *)buf;
 
 		if (bfs_bkey_bytes(k) <= sizeof(buf)) {
 			memcpy(nk, k, bfs_bkey_bytes(k));
 			((struct bfs_dirent_v *)bfs_bkey_val(nk))->type = (u8)((target->mode & S_IFMT) >> 12);
-			repair(fc, PR_DIRENT_TYPE, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
+			fsck_repair(fc, PR_DIRENT_TYPE, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
 		}
 	}
-	target->links++;
-	target->entry_dir = dir->ino;
+	/* the first entry names it in messages (and is where ".." should point) */
+	if (!target->links++ && fsck_set_name(fc, target, dir->ino, name, strlen(name)))
+		return -ENOMEM;
 	if (S_ISDIR(target->mode))
 		dir->subdirs++;
 	return 0;
 }
 
+/* extents without a regular file were dropped by fsck_check_extents() (or left with -n) */
 static int count_extent(struct fs_check *fc, const struct bfs_bkey *k)
 {
 	struct ino_info *i;
@@ -204,14 +157,8 @@ static int count_extent(struct fs_check *fc, const struct bfs_bkey *k)
 	if (k->type != BFS_KEY_EXTENT)
 		return 0;
 	i = find_ino(fc, le64_to_cpu(k->inode));
-	if (!i || !S_ISREG(i->mode)) {
-		bfs_fix_problem(fc->f, PR_EXTENT_NO_INODE, "extent of inode %llu, sectors %llu..%llu",
-				(unsigned long long)le64_to_cpu(k->inode),
-				(unsigned long long)bfs_bkey_start(k),
-				(unsigned long long)le64_to_cpu(k->offset));
-		return 0;
-	}
-	i->ext_sectors += bfs_bkey_size(k);
+	if (i && S_ISREG(i->mode))
+		i->ext_sectors += bfs_bkey_size(k);
 	return 0;
 }
 
@@ -223,6 +170,9 @@ static int inode_rewrite(struct fs_check *fc, const struct ino_info *i,
 	struct bfs_bkey *k = (void *)buf;
 	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0), buf, sizeof(buf));
 
+	/* gone meanwhile (an earlier repair freed it): nothing left to fix */
+	if (ret == -ENOENT)
+		return 0;
 	if (ret)
 		return ret;
 	fn(bfs_bkey_val(k), i);
@@ -252,26 +202,24 @@ static void set_sectors(struct bfs_inode_v *v, const struct ino_info *i)
 /* give unattached inode @i the entry /lost+found/#INO */
 static int reconnect(struct fs_check *fc, struct ino_info *i)
 {
-	struct bfs_dirent_ref lf;
-	struct ino_info *lfi;
+	struct ino_info *lfi = fc->lf_ino ? find_ino(fc, fc->lf_ino) : NULL;
 	struct bfs_trans *t;
 	char name[32];
 	size_t len = (size_t)snprintf(name, sizeof(name), "#%llu", (unsigned long long)i->ino);
 	u64 slot;
 	int ret;
 
-	ret = bfs_dir_lookup(fc->fs, BFS_ROOT_INO, "lost+found", 10, &lf);
-	lfi = ret ? NULL : find_ino(fc, lf.ino);
-	if (!lfi || !S_ISDIR(lfi->mode)) {
+	/* fsck_check_lost_found() made it, unless that was declined */
+	if (!lfi) {
 		bfs_fsck_printf(fc->f, "there is no /lost+found directory");
-		return ret ? ret : -ENOTDIR;
+		return -ENOENT;
 	}
-	ret = bfs_dir_free_slot(fc->fs, lf.ino, name, len, &slot);
+	ret = bfs_dir_free_slot(fc->fs, lfi->ino, name, len, &slot);
 	if (!ret)
 		ret = bfs_trans_begin(fc->c, &t);
 	if (ret)
 		return ret;
-	ret = bfs_dir_add(t, lf.ino, slot, name, len, i->ino, bfs_ns_dtype(i->mode));
+	ret = bfs_dir_add(t, lfi->ino, slot, name, len, i->ino, bfs_ns_dtype(i->mode));
 	if (ret) {
 		bfs_trans_end(t);
 		return ret;
@@ -281,58 +229,69 @@ static int reconnect(struct fs_check *fc, struct ino_info *i)
 		return ret;
 	/* the counts the later checks compare with now include the new entry */
 	i->links++;
-	i->entry_dir = lf.ino;
 	if (S_ISDIR(i->mode))
 		lfi->subdirs++;
-	return 0;
+	return fsck_set_name(fc, i, lfi->ino, name, len);
 }
 
 static void check_attached(struct fs_check *fc, struct ino_info *i)
 {
 	if (i->ino == BFS_ROOT_INO || i->links || !i->nlink)
 		return;
-	if (bfs_fix_problem(fc->f, PR_INODE_UNATTACHED, "inode %llu (mode %o, %u links)",
-			    (unsigned long long)i->ino, i->mode, i->nlink))
-		repair(fc, PR_INODE_UNATTACHED, reconnect(fc, i));
+	if (fix_at(fc, PR_INODE_UNATTACHED, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0),
+		   "inode %llu (mode %o, %u links)", (unsigned long long)i->ino, i->mode, i->nlink))
+		fsck_repair(fc, PR_INODE_UNATTACHED, reconnect(fc, i));
 }
 
 static void check_inode(struct fs_check *fc, struct ino_info *i)
 {
+	struct bfs_bpos pos = BFS_POS(i->ino, 0, 0);
 	bool root = i->ino == BFS_ROOT_INO;
 
 	if (!root && !i->links) {
 		if (i->nlink) {
 			/* unattached and left so (check_attached() reported it) */
 		} else if (!i->orphan &&
-			   bfs_fix_problem(fc->f, PR_INODE_LOST, "inode %llu (mode %o)",
-					   (unsigned long long)i->ino, i->mode)) {
+			   fix_at(fc, PR_INODE_LOST, BFS_BTREE_INODES, pos, "inode %llu (mode %o)",
+				  (unsigned long long)i->ino, i->mode)) {
 			struct bfs_bkey k;
 
 			bfs_bkey_init(&k, BFS_KEY_ORPHAN, BFS_POS(0, i->ino, 0), 0);
-			repair(fc, PR_INODE_LOST, bfs_btree_insert(fc->c, BFS_BTREE_INODES, &k));
+			fsck_repair(fc, PR_INODE_LOST, bfs_btree_insert(fc->c, BFS_BTREE_INODES, &k));
 		}
 		return;
 	}
 	if (i->nlink != want_nlink(i) &&
-	    bfs_fix_problem(fc->f, PR_INODE_NLINK, "inode %llu has %u, counted %u",
-			    (unsigned long long)i->ino, i->nlink, want_nlink(i)))
-		repair(fc, PR_INODE_NLINK, inode_rewrite(fc, i, set_nlink));
+	    fix_at(fc, PR_INODE_NLINK, BFS_BTREE_INODES, pos, "inode %llu has %u, counted %u",
+		   (unsigned long long)i->ino, i->nlink, want_nlink(i)))
+		fsck_repair(fc, PR_INODE_NLINK, inode_rewrite(fc, i, set_nlink));
 	if (S_ISDIR(i->mode) && !root && i->parent != i->entry_dir &&
-	    bfs_fix_problem(fc->f, PR_DIR_PARENT, "directory %llu: \"..\" is %llu, its entry is in %llu",
-			    (unsigned long long)i->ino, (unsigned long long)i->parent,
-			    (unsigned long long)i->entry_dir))
-		repair(fc, PR_DIR_PARENT, inode_rewrite(fc, i, set_parent));
+	    fix_at(fc, PR_DIR_PARENT, BFS_BTREE_INODES, pos,
+		   "directory %llu: \"..\" is %llu, its entry is in %llu",
+		   (unsigned long long)i->ino, (unsigned long long)i->parent,
+		   (unsigned long long)i->entry_dir))
+		fsck_repair(fc, PR_DIR_PARENT, inode_rewrite(fc, i, set_parent));
 	if (S_ISREG(i->mode) && i->sectors != i->ext_sectors &&
-	    bfs_fix_problem(fc->f, PR_INODE_SECTORS, "inode %llu says %llu sectors, its extents "
-			    "hold %llu", (unsigned long long)i->ino, (unsigned long long)i->sectors,
-			    (unsigned long long)i->ext_sectors))
-		repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, i, set_sectors));
+	    fix_at(fc, PR_INODE_SECTORS, BFS_BTREE_INODES, pos,
+		   "inode %llu says %llu sectors, its extents hold %llu", (unsigned long long)i->ino,
+		   (unsigned long long)i->sectors, (unsigned long long)i->ext_sectors))
+		fsck_repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, i, set_sectors));
+}
+
+static bool fix_root_finding(void *ctx, const struct bfs_finding *fd)
+{
+	return bfs_fix_finding(ctx, fd);
 }
 
 int bfs_fsck_pass_fs(struct bfs_fsck *f)
 {
-	struct bfs_fs_opts opts = { .read_only = f->mode == BFS_FSCK_MODE_NO,
-				    .cache_bytes = f->cache_bytes };
+	struct bfs_fs_opts opts = {
+		.read_only = f->mode == BFS_FSCK_MODE_NO || f->journal_salvage,
+		.cache_bytes = f->cache_bytes,
+		.salvage_journal = f->journal_salvage,
+		.journal_finding = bfs_fsck_journal_decided,
+		.check_roots = fix_root_finding, .check_ctx = f,	/* counter, root dir */
+	};
 	struct fs_check fc = { .f = f };
 	size_t i;
 	int ret;
@@ -347,26 +306,36 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return ret;
 	}
 	fc.c = bfs_fs_core(fc.fs);
-	fc.nr_sweeps = 4;
+	fc.nr_sweeps = 4;	/* the fsck_for_each_key() calls below */
 	if (bfs_ns_counter_read(fc.fs, &fc.next_ino))
 		fc.next_ino = 0;	/* no progress then; the checks below still run */
-	ret = for_each_key(&fc, BFS_BTREE_INODES, collect_inode);
+	ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_inode);
 	if (!ret)
-		ret = for_each_key(&fc, BFS_BTREE_INODES, collect_orphan);
+		ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_orphan);
 	if (!ret && !find_ino(&fc, BFS_ROOT_INO)) {
 		bfs_fsck_printf(f, "no root directory");
 		ret = -EUCLEAN;
 	}
 	if (!ret)
-		ret = for_each_key(&fc, BFS_BTREE_DIRENTS, check_dirent);
+		ret = fsck_for_each_key(&fc, BFS_BTREE_DIRENTS, check_dirent);
+	/* before anything is reconnected to it */
 	if (!ret)
-		ret = for_each_key(&fc, BFS_BTREE_EXTENTS, count_extent);
+		ret = fsck_check_lost_found(&fc);
+	/* extents first: what they drop is not counted in the buckets */
+	if (!ret)
+		ret = fsck_check_extents(&fc);
+	if (!ret)
+		ret = fsck_check_alloc(&fc);
+	if (!ret && f->check_data)
+		ret = fsck_check_data(&fc);
+	if (!ret)
+		ret = fsck_for_each_key(&fc, BFS_BTREE_EXTENTS, count_extent);
 	/* reconnect first: it changes the counts that check_inode() compares */
 	for (i = 0; !ret && i < fc.nr; i++)
 		check_attached(&fc, &fc.in[i]);
 	for (i = 0; !ret && i < fc.nr; i++)
 		check_inode(&fc, &fc.in[i]);
-	bfs_fsck_progress(f, 2, fc.nr_sweeps * fc.next_ino, fc.nr_sweeps * fc.next_ino);
+	bfs_fsck_progress(f, fc.nr_sweeps * fc.next_ino, fc.nr_sweeps * fc.next_ino);
 	if (!ret && f->verbose)
 		bfs_fsck_printf(f, "%zu inodes checked", fc.nr);
 	if (ret)
@@ -377,5 +346,6 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		ret = ret ? ret : r;
 	}
 	bfs_free(fc.in);
+	bfs_free(fc.names);
 	return ret;
 }

@@ -57,10 +57,10 @@ void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 		f->print(f->ctx, line);
 }
 
-void bfs_fsck_progress(struct bfs_fsck *f, unsigned pass, u64 cur, u64 max)
+void bfs_fsck_progress(struct bfs_fsck *f, u64 cur, u64 max)
 {
 	if (f->progress)
-		f->progress(f->ctx, pass, BFS_MIN(cur, max), max);
+		f->progress(f->ctx, f->pass, BFS_MIN(cur, max), max);
 }
 
 static void report(struct bfs_fsck *f, enum bfs_problem_code code, const struct bfs_fsck_loc *loc,

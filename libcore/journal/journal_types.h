@@ -49,6 +49,7 @@ struct bfs_journal {
 	/* per ring bucket: newest live seq written into it, 0 = none */
 	u64		*bucket_seq;
 
+	bool		needs_reset;	/* the last read found damage or garbage */
 	u64		replay_first;
 	u64		replay_last;
 

@@ -129,6 +129,13 @@ static int dev_probe(struct bfs_dev *dev, const struct stat *st)
 		return -errno;
 	if (ssz <= 0 || !bfs_is_pow2((u64)ssz))
 		return -ENODEV;
+	/* a read-only device (losetup -r, write-protected) takes O_RDWR, then fails every write */
+	if (!dev->readonly) {
+		int ro = 0;
+
+		if (ioctl(dev->fd, BLKROGET, &ro) == 0 && ro)
+			return -EROFS;
+	}
 	dev->size = size;
 	dev->sector_size = (unsigned)ssz;
 	return 0;
@@ -362,6 +369,20 @@ int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
 		return 0;
 	}
 	return bfs_os_pread_all(dev->fd, off, buf, len);
+}
+
+u64 bfs_dev_data_from(struct bfs_dev *dev, u64 off)
+{
+	off_t r;
+
+	if (off >= dev->size)
+		return dev->size;
+	if (dev->mem || dev->blockdev)
+		return off;
+	r = lseek(dev->fd, (off_t)off, SEEK_DATA);
+	if (r < 0)
+		return errno == ENXIO ? dev->size : off;	/* ENXIO: only a hole is left */
+	return (u64)r < dev->size ? (u64)r : dev->size;
 }
 
 static int dev_fdatasync(struct bfs_dev *dev)

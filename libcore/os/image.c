@@ -27,3 +27,21 @@ int bfs_image_create(const char *path, unsigned long long size)
 	close(fd);
 	return ret;
 }
+
+int bfs_image_shrink(const char *path, unsigned long long size)
+{
+	struct stat st;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		ret = -errno;
+	else if (!S_ISREG(st.st_mode))
+		ret = -ENOTSUP;
+	else if ((unsigned long long)st.st_size > size && (ftruncate(fd, (off_t)size) || fsync(fd)))
+		ret = -errno;
+	close(fd);
+	return ret;
+}

@@ -122,6 +122,8 @@ int bfs_check_mounted(const char *path, char *where, size_t len)
 
 	if (stat(path, &st))
 		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
 	if (!realpath(path, real))
 		return -errno;
 	is_blk = S_ISBLK(st.st_mode);

@@ -12,6 +12,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* "an ext4", "an xfs", "a udf", "a btrfs": by how the name is said */
+static const char *article(const char *type)
+{
+	static const char *const an[] = { "xfs", "ntfs", "hfs", "f2fs", "LVM", "nilfs", "nss",
+					  "mpool", "sysv", "swsuspend", "iso" };
+	static const char *const a[] = { "ufs", "udf", "ubi", "uni" };
+	size_t i;
+
+	for (i = 0; i < sizeof(a) / sizeof(a[0]); i++)
+		if (!strncmp(type, a[i], strlen(a[i])))
+			return "a";
+	for (i = 0; i < sizeof(an) / sizeof(an[0]); i++)
+		if (!strncmp(type, an[i], strlen(an[i])))
+			return "an";
+	return strchr("aeiouAEIOU", type[0]) && type[0] ? "an" : "a";
+}
+
 static void describe(blkid_probe pr, char *desc, size_t len)
 {
 	const char *type = NULL, *label = NULL, *pttype = NULL, *usage = NULL;
@@ -21,14 +38,14 @@ static void describe(blkid_probe pr, char *desc, size_t len)
 	blkid_probe_lookup_value(pr, "PTTYPE", &pttype, NULL);
 	blkid_probe_lookup_value(pr, "USAGE", &usage, NULL);
 	if (type && label)
-		snprintf(desc, len, "a %s %s labelled '%s'", type,
+		snprintf(desc, len, "%s %s %s labelled '%s'", article(type), type,
 			 usage && !strcmp(usage, "raid") ? "RAID member" : "filesystem", label);
 	else if (type)
-		snprintf(desc, len, "a %s %s", type,
+		snprintf(desc, len, "%s %s %s", article(type), type,
 			 usage && !strcmp(usage, "raid") ? "RAID member" :
 			 usage && !strcmp(usage, "other") ? "signature" : "filesystem");
 	else if (pttype)
-		snprintf(desc, len, "a %s partition table", pttype);
+		snprintf(desc, len, "%s %s partition table", article(pttype), pttype);
 	else
 		snprintf(desc, len, "an unknown signature");
 }

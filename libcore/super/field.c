@@ -8,23 +8,31 @@
 
 #include <string.h>
 
-static struct bfs_sb_field *field_next(struct bfs_sb_field *f)
-{
-	return (void *)((u8 *)f + (size_t)le32_to_cpu(f->u64s) * 8);
-}
-
 static u8 *sb_end(struct bfs_sb *sb)
 {
 	return (u8 *)sb + le32_to_cpu(sb->bytes);
 }
 
+const struct bfs_sb_field *bfs_sb_field_next(const struct bfs_sb *sb,
+					     const struct bfs_sb_field *prev)
+{
+	const u8 *end = (const u8 *)sb + le32_to_cpu(sb->bytes);
+	const struct bfs_sb_field *f = prev ?
+		(const void *)((const u8 *)prev + (size_t)le32_to_cpu(prev->u64s) * 8) : sb->fields;
+
+	if ((const u8 *)f + sizeof(*f) > end || !le32_to_cpu(f->u64s) ||
+	    (const u8 *)f + (size_t)le32_to_cpu(f->u64s) * 8 > end)
+		return NULL;
+	return f;
+}
+
 struct bfs_sb_field *bfs_sb_field_get(struct bfs_sb *sb, u32 type)
 {
-	struct bfs_sb_field *f;
+	const struct bfs_sb_field *f;
 
-	for (f = sb->fields; (u8 *)f < sb_end(sb) && le32_to_cpu(f->u64s); f = field_next(f))
+	bfs_sb_for_each_field(sb, f)
 		if ((le32_to_cpu(f->type) & ~BFS_SB_FIELD_REQUIRED) == type)
-			return f;
+			return (struct bfs_sb_field *)f;
 	return NULL;
 }
 

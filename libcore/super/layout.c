@@ -178,6 +178,7 @@ static int pick_identity(const struct bfs_format_opts *o, struct bfs_sb *sb, cha
 		return layout_err(err, "cannot get random bytes for the hash seed: %s",
 				  strerror(-ret));
 	sb->hash_seed = cpu_to_le64(seed);
+	sb->compat = cpu_to_le64(le64_to_cpu(sb->compat) | BFS_FEAT_COMPAT_NODE_ID);
 	return 0;
 }
 

@@ -182,6 +182,32 @@ static int validate_copies(const struct bfs_sb *sb, char *err)
 	return 0;
 }
 
+static int validate_options(const struct bfs_sb_field *f, u64 off, char *err)
+{
+	const struct bfs_sb_options *o = (const void *)f->data;
+	unsigned i;
+
+	if ((size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(*o))
+		return bad("options section at byte %llu is too short (%u u64s)",
+			   ull(off), le32_to_cpu(f->u64s));
+	if (o->data_csum_set > 1)
+		return bad("options: data_csum_set %u is not 0 or 1", o->data_csum_set);
+	if (o->data_csum_type >= BFS_CSUM_NR || (!o->data_csum_set && o->data_csum_type))
+		return bad("options: data_csum_type %u is invalid", o->data_csum_type);
+	for (i = 0; i < sizeof(o->pad); i++)
+		if (o->pad[i])
+			return bad("options: padding byte %u is not zero", i);
+	if (le32_to_cpu(o->commit_secs) > BFS_COMMIT_SECS_MAX)
+		return bad("options: commit interval %u s is longer than %u s",
+			   le32_to_cpu(o->commit_secs), BFS_COMMIT_SECS_MAX);
+	if (o->pad2.v)
+		return bad("options: padding word is not zero");
+	for (i = 0; i < ARRAY_SIZE(o->reserved); i++)
+		if (o->reserved[i].v)
+			return bad("options: reserved word %u is not zero", i);
+	return 0;
+}
+
 static int validate_fields(const struct bfs_sb *sb, char *err)
 {
 	const u8 *p = (const u8 *)sb->fields;
@@ -212,6 +238,12 @@ static int validate_fields(const struct bfs_sb *sb, char *err)
 		if (nr_seen == ARRAY_SIZE(seen_types))
 			return bad("more than %zu sections", ARRAY_SIZE(seen_types));
 		seen_types[nr_seen++] = type & ~BFS_SB_FIELD_REQUIRED;
+		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_OPTIONS) {
+			int ret = validate_options(f, off, err);
+
+			if (ret)
+				return ret;
+		}
 		p += (size_t)u64s * 8;
 	}
 	return 0;

@@ -10,7 +10,11 @@ contains out "fsck"
 expect_rc 2 "$BFS"
 contains err "usage: bfs"
 expect_rc 2 "$BFS" no-such-command
-contains err "unknown or ambiguous command 'no-such-command'"
+contains err "unknown command 'no-such-command'"
+expect_rc 2 "$BFS" --bogus
+contains err "bfs: unknown option '--bogus'"
+expect_rc 2 "$BFS" f
+contains err "bfs: 'f' is ambiguous: format fsck"
 
 for cmd in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' out); do
 	expect_ok "$BFS" "$cmd" --help
@@ -26,8 +30,10 @@ expect_ok "$BFS" show --help
 contains out "usage: bfs show-super"
 expect_rc 2 "$BFS" f --help
 
-# bad options: usage on stderr, non-zero exit
+# bad options: one line saying what is wrong, the usage, non-zero exit
 expect_rc 2 "$BFS" format --bogus x.img
+[ "$(grep -c '^bfs format: ' err)" -eq 1 ] || fail "a bad option gives more than one error: $(cat err)"
+contains err "usage: bfs format"
 contains err "usage: bfs format"
 expect_rc 2 "$BFS" show-super
 contains err "no device given"
@@ -37,13 +43,18 @@ expect_rc 16 "$BFS" fsck
 expect_rc 16 "$BFS" fsck -n -y x.img
 
 # installed names dispatch on argv[0]
-ln -s "$BFS" mkfs.bfs
-ln -s "$BFS" fsck.bfs
-expect_ok ./mkfs.bfs -q --size 64M alias.img
-expect_ok ./fsck.bfs -n alias.img
+ln -s "$BFS" mkfs.bcowfs
+ln -s "$BFS" fsck.bcowfs
+expect_ok ./mkfs.bcowfs -q --size 64M alias.img
+expect_ok ./fsck.bcowfs -n alias.img
 contains out "clean"
-expect_ok ./mkfs.bfs --help
+expect_ok ./mkfs.bcowfs --help
 contains out "usage: bfs format"
+for alias in mkfs.bcowfs fsck.bcowfs mount.bcowfs mount.fuse.bcowfs; do
+	ln -sf "$BFS" "$alias"
+	expect_ok "./$alias" -V
+	grep -Eq "^$alias \(bfs [0-9]+\.[0-9]+\.[0-9]+\)$" out || fail "$alias -V: $(cat out)"
+done
 
 note "bash completion (generated from the command table)"
 if [ -f /usr/share/bash-completion/bash_completion ]; then
@@ -58,17 +69,41 @@ complete_line() {
 complete_line bfs sh
 complete_line bfs format --dry
 complete_line bfs show --j
-complete_line mkfs.bfs --lab
-complete_line fsck.bfs -
+complete_line mkfs.bcowfs --lab
+complete_line fsck.bcowfs -
 complete_line bfs help show
+complete_line bfs format --compression zstd:1
+complete_line bfs format --checksum=xx
+complete_line bfs dump-btree -b ino
+complete_line bfs mount -o ro,allow_o
+complete_line bfs bench b
+complete_line bfs set-option img comp
+complete_line bfs set-option img compression=n
+complete_line mkfs.bcowfs --checksum n
+complete_line bfs debug -f $PWD/comp.ba
 EOS
 	bash comp.bash > out 2>err || fail "completion script failed: $(cat err)"
 	[ "$(sed -n 1p out)" = "show-super" ] || fail "command completion: $(sed -n 1p out)"
 	[ "$(sed -n 2p out)" = "--dry-run" ] || fail "option completion: $(sed -n 2p out)"
 	[ "$(sed -n 3p out)" = "--json" ] || fail "prefix command completion: $(sed -n 3p out)"
-	[ "$(sed -n 4p out)" = "--label" ] || fail "mkfs.bfs completion: $(sed -n 4p out)"
-	sed -n 5p out | grep -q -- "--yes" || fail "fsck.bfs completion: $(sed -n 5p out)"
+	[ "$(sed -n 4p out)" = "--label" ] || fail "mkfs.bcowfs completion: $(sed -n 4p out)"
+	sed -n 5p out | grep -q -- "--yes" || fail "fsck.bcowfs completion: $(sed -n 5p out)"
 	[ "$(sed -n 6p out)" = "show-super" ] || fail "help completion: $(sed -n 6p out)"
+	[ "$(sed -n 7p out)" = "zstd:1 zstd:10 zstd:11 zstd:12 zstd:13 zstd:14 zstd:15 zstd:16 zstd:17 zstd:18 zstd:19" ] ||
+		fail "--compression values: $(sed -n 7p out)"
+	[ "$(sed -n 8p out)" = "xxhash" ] || fail "--checksum=VALUE: $(sed -n 8p out)"
+	[ "$(sed -n 9p out)" = "inodes" ] || fail "btree names: $(sed -n 9p out)"
+	[ "$(sed -n 10p out)" = "ro,allow_other" ] || fail "mount -o list: $(sed -n 10p out)"
+	[ "$(sed -n 11p out)" = "btree" ] || fail "bench names: $(sed -n 11p out)"
+	[ "$(sed -n 12p out)" = "compression=" ] || fail "set-option names: $(sed -n 12p out)"
+	[ "$(sed -n 13p out)" = "compression=none" ] || fail "set-option values: $(sed -n 13p out)"
+	[ "$(sed -n 14p out)" = "none" ] || fail "alias option values: $(sed -n 14p out)"
+	[ "$(sed -n 15p out)" = "$PWD/comp.bash" ] || fail "file argument: $(sed -n 15p out)"
+	# every mount -o word is one bfs-mount(8) describes
+	for w in $(sed -n 's/.*-W "\(ro rw [^"]*\)".*/\1/p' "$REPO/bash-completion/bfs" | head -1); do
+		grep -q "^\.B.* ${w%=}\b\|^\.BR* ${w%=}" "$REPO/doc/bfs-mount.8" ||
+			grep -qw -- "${w%=}" "$REPO/doc/bfs-mount.8" || fail "mount option '$w' not in bfs-mount(8)"
+	done
 else
 	echo "bash-completion not installed: completion not exercised"
 fi
@@ -76,10 +111,33 @@ fi
 note "make install honours DESTDIR and PREFIX"
 make -s -C "$REPO" B="$(dirname "$BFS")" install DESTDIR="$PWD/root" PREFIX=/usr >out 2>&1 ||
 	{ cat out; fail "make install"; }
-for f in usr/sbin/bfs usr/sbin/mkfs.bfs usr/sbin/fsck.bfs usr/share/man/man8/bfs.8 \
-	 usr/share/man/man8/bfs-format.8 usr/share/bash-completion/completions/bfs \
-	 usr/share/bash-completion/completions/mkfs.bfs; do
+for f in usr/sbin/bfs usr/sbin/mkfs.bcowfs usr/sbin/fsck.bcowfs usr/sbin/mount.bcowfs \
+	 usr/sbin/mount.fuse.bcowfs usr/share/man/man8/bfs.8 usr/share/man/man8/bfs-format.8 \
+	 usr/share/man/man8/mkfs.bcowfs.8 usr/share/man/man8/mount.fuse.bcowfs.8 \
+	 usr/share/bash-completion/completions/bfs \
+	 usr/share/bash-completion/completions/mkfs.bcowfs; do
 	[ -e "root/$f" ] || fail "make install did not install $f"
 done
-expect_ok root/usr/sbin/mkfs.bfs --help
+grep -q '/usr/local' root/usr/share/man/man8/bfs.8 && fail "bfs.8 installed with PREFIX=/usr names /usr/local"
+grep -q '^\.I /usr/sbin/bfs' root/usr/share/man/man8/bfs.8 || fail "bfs.8 FILES does not follow PREFIX"
+
+note "no installed file belongs to another Debian package; the type is unknown to libblkid"
+# the SCO boot filesystem owns "bfs": util-linux's mkfs.bfs, libblkid's TYPE="bfs"
+if command -v dpkg >/dev/null && dpkg -S /bin/sh >/dev/null 2>&1; then
+	(cd root && find . ! -type d | sed 's|^\.||') > installed
+	[ -s installed ] || fail "make install installed nothing"
+	while read -r f; do
+		for d in "" /usr; do	# usrmerge: dpkg knows /sbin/x as /sbin/x or /usr/sbin/x
+			dpkg -S "$d${f#/usr}" >owner 2>/dev/null &&
+				fail "installed file $f is also $(cat owner)"
+		done
+	done < installed
+else
+	echo "dpkg not available: ownership of installed files not checked"
+fi
+if command -v blkid >/dev/null && blkid -k >types 2>/dev/null; then
+	grep -qx bcowfs types && fail "libblkid knows a filesystem type 'bcowfs'"
+	grep -qx bfs types || echo "(libblkid does not list bfs: old util-linux?)"
+fi
+expect_ok root/usr/sbin/mkfs.bcowfs --help
 echo ok

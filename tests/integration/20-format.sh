@@ -75,17 +75,26 @@ contains err "invalid uuid"
 expect_rc 2 "$BFS" format --force -L 01234567890123456789012345678901234567890123456789012345678901234 img
 contains err "longer than 64"
 expect_rc 1 "$BFS" format --size 4M tiny.img
-contains err "too small"
+contains err "'tiny.img' is too small: 4 MiB, bfs needs at least 8 MiB"
+[ ! -e tiny.img ] || fail "a refused --size left tiny.img behind"
+expect_rc 1 "$BFS" format --size 64M --bucket-size 3K odd.img
+[ ! -e odd.img ] || fail "a refused --size left odd.img behind"
+truncate -s 4M small.img
+expect_rc 1 "$BFS" format small.img
+contains err "'small.img' is too small: 4 MiB"
 expect_rc 1 "$BFS" format missing.img
 contains err "does not exist"
 mkdir adir
 expect_rc 1 "$BFS" format adir
-expect_rc 1 "$BFS" format --force --size 1M img
+contains err "'adir' is a directory"
+expect_rc 1 "$BFS" format --force --size 16M img
 contains err "larger than --size"
 expect_rc 2 "$BFS" format --force --journal-buckets 1K img
 contains err "invalid journal bucket count"
-expect_rc 1 "$BFS" format --dry-run --size 1T img
-contains err "contains a bfs filesystem"
+# a dry run writes nothing: it prints the layout and notes what a real run refuses
+expect_ok "$BFS" format --dry-run --size 1T img
+contains err "a real run would refuse: 'img' contains a bfs filesystem"
+contains out "Would create"
 expect_ok "$BFS" format --force --dry-run --size 1T img
 contains out "(1 TiB)"
 expect_ok "$BFS" format --dry-run --size 64G new.img
@@ -98,10 +107,12 @@ if command -v mkfs.ext4 >/dev/null; then
 	truncate -s 64M ext.img
 	mkfs.ext4 -q -F -L oldfs ext.img || fail "mkfs.ext4"
 	expect_rc 1 "$BFS" format ext.img
-	contains err "contains a ext4 filesystem labelled 'oldfs'"
+	contains err "contains an ext4 filesystem labelled 'oldfs'"
 	expect_rc 1 "$BFS" format --size 128M ext.img
 	[ "$(stat -c %s ext.img)" -eq $((64 << 20)) ] || fail "a refused format grew the image"
-	expect_rc 1 "$BFS" format -N ext.img
+	expect_ok "$BFS" format -N ext.img
+	contains err "a real run would refuse"
+	blkid -p ext.img 2>/dev/null | grep -q ext4 || fail "a dry run touched the ext4 image"
 	expect_ok "$BFS" format --force ext.img
 	expect_ok "$BFS" show-super ext.img
 	if command -v blkid >/dev/null; then
@@ -143,5 +154,22 @@ if command -v flock >/dev/null; then
 	expect_rc 1 "$BFS" format --force img
 	contains err "in use"
 	wait
+fi
+
+note "a read-only device (losetup -r) is refused before anything is written"
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null && [ -e /dev/loop-control ] &&
+	truncate -s 64M ro.img && loop=$(losetup -r -f --show ro.img 2>/dev/null); then
+	"$BFS" format --force "$loop" >out 2>err
+	rc=$?
+	"$BFS" set-option "$loop" label=x >>out 2>>err
+	rc2=$?
+	losetup -d "$loop"
+	[ $rc -eq 1 ] || { cat err; fail "format of a read-only device exited $rc"; }
+	[ $rc2 -eq 1 ] || { cat err; fail "set-option on a read-only device exited $rc2"; }
+	contains err "read-only"
+	lacks err "write error"
+	lacks out "Creating"
+else
+	echo "no loop devices: read-only device not tested"
 fi
 echo ok

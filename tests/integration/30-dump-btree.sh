@@ -66,7 +66,7 @@ n=$(grep -c 'type cookie' out)
 expect_rc 1 "$BFS" dump-btree --nodes bad.img
 contains out "DAMAGED"
 expect_rc 4 "$BFS" fsck -n bad.img
-contains out "btree is damaged: btree inodes"
+contains out "key set in a btree node has a bad checksum: btree inodes"
 contains out "node at $leaf: bad checksum"
 expect_ok "$BFS" fsck -n img
 
@@ -78,4 +78,46 @@ contains err "bad position"
 truncate -s 64M zero.img
 expect_rc 1 "$BFS" dump-btree zero.img
 contains err "cannot open the filesystem"
+
+note "--json: keys as structured objects, max positions as max, negative times"
+expect_ok "$BFS" format -q --size 64M fs.img
+printf 'hello\n' > hello
+expect_ok "$BFS" debug -w -f - fs.img <<'EOC'
+mkdir /d
+write hello /d/hello
+set-inode /d mtime -315619199876543211
+EOC
+expect_ok "$BFS" dump-btree --json fs.img
+json_ok out
+python3 - out <<'EOP' || fail "structured JSON keys"
+import json, sys
+d = json.load(open(sys.argv[1]))
+items = {t["btree"]: [i for i in t["items"] if i["type"] == "key"] for t in d["btrees"]}
+assert all("text" not in k for ks in items.values() for k in ks), "a key still has text"
+ino = [k for k in items["inodes"] if k["key_type"] == "inode"]
+d_ino = [k for k in ino if k["value"]["mtime_ns"] == -315619199876543211]
+assert d_ino, "negative mtime not found"
+assert d_ino[0]["value"]["mode_octal"] == "040755", d_ino[0]
+names = {k["value"]["name"]: k for k in items["dirents"] if k["key_type"] == "dirent"}
+assert "hello" in names and names["hello"]["value"]["dtype_name"] == "reg", names.keys()
+assert set(names["hello"]["pos"]) == {"inode", "offset", "snapshot"}
+ext = [k for k in items["extents"] if k["key_type"] == "extent"]
+assert ext and ext[0]["value"]["csum_type"] == "xxhash" and ext[0]["size"] == 8, ext
+assert ext[0]["value"]["stored_bytes"] == 4096, ext[0]
+alloc = [k for k in items["alloc"] if k["key_type"] == "alloc"]
+assert alloc and alloc[0]["value"]["data_type"] == "user", alloc
+EOP
+expect_ok "$BFS" dump-btree --json --nodes -b extents fs.img
+python3 -c '
+import json, sys
+n = [i for i in json.load(open("out"))["btrees"][0]["items"] if i["type"] == "node"]
+assert n[-1]["max_key"] == "max" and n[-1]["max_pos"]["inode"] == "max", n[-1]
+' || fail "the maximum position does not print as max"
+expect_ok "$BFS" dump-btree --nodes -b extents fs.img
+contains out ".. max"
+lacks out "18446744073709551615"
+expect_ok "$BFS" dump-btree -b inodes fs.img
+contains out "mtime -315619199.876543211"
+expect_ok "$BFS" debug -R "stat /d" fs.img
+contains out "1960-01-01 00:00:00 UTC +123456789 ns"
 echo ok

@@ -1,6 +1,6 @@
 # bfs mount: copy a real tree in, unmount, fsck, remount and compare
 # contents and metadata; unmount by umount, fusermount3 and SIGTERM; ro
-# mounts; refusals; mount.bfs and mount -t bfs.
+# mounts; refusals; mount.bcowfs and mount -t bcowfs.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mount-lib.sh"
 
@@ -47,8 +47,8 @@ note "format and mount"
 expect_ok "$BFS" format -q --size 1G img
 expect_ok "$BFS" mount img mnt
 is_mounted || fail "not mounted after bfs mount returned"
-grep -q "^$PWD/img $PWD/mnt fuse.bfs " /proc/mounts ||
-	fail "/proc/mounts does not say '$PWD/img $PWD/mnt fuse.bfs': $(grep mnt /proc/mounts)"
+grep -q "^$PWD/img $PWD/mnt fuse.bcowfs " /proc/mounts ||
+	fail "/proc/mounts does not say '$PWD/img $PWD/mnt fuse.bcowfs': $(grep mnt /proc/mounts)"
 df -k mnt > out || fail "statfs failed"
 stat -f -c '%b %a %c' mnt > out || fail "stat -f failed"
 [ "$(awk '{print $1}' out)" -gt 0 ] || fail "statfs reports no blocks"
@@ -114,7 +114,7 @@ expect_ok "$BFS" fsck -n img
 note "read-only mounts"
 sum=$(md5sum < img)
 expect_ok "$BFS" mount -o ro img mnt
-grep " $PWD/mnt fuse.bfs ro[,]" /proc/mounts >/dev/null || fail "not ro in /proc/mounts"
+grep " $PWD/mnt fuse.bcowfs ro[,]" /proc/mounts >/dev/null || fail "not ro in /proc/mounts"
 if touch mnt/new 2>err; then fail "created a file on a ro mount"; fi
 contains err "Read-only file system"
 if sh -c 'echo x >> mnt/tree/special/hello' 2>err; then fail "wrote to a ro mount"; fi
@@ -143,14 +143,14 @@ contains err "not a directory"
 
 note "options"
 expect_ok "$BFS" mount -o cache_size=64M,max_threads=4,attr_timeout=0,entry_timeout=0.5,nodev,noexec,noatime,defaults,_netdev img mnt
-grep " $PWD/mnt fuse.bfs " /proc/mounts | grep -q noexec || fail "noexec not passed on"
+grep " $PWD/mnt fuse.bcowfs " /proc/mounts | grep -q noexec || fail "noexec not passed on"
 cat mnt/tree/special/hello > /dev/null || fail "read with options"
 unmount_wait umount mnt
 expect_ok "$BFS" mount -o writeback,allow_other img mnt
 echo wb > mnt/wb && [ "$(cat mnt/wb)" = wb ] || fail "writeback mount"
 unmount_wait umount mnt
 expect_ok "$BFS" mount -o norecovery img mnt
-grep " $PWD/mnt fuse.bfs ro[,]" /proc/mounts >/dev/null || fail "norecovery is not ro"
+grep " $PWD/mnt fuse.bcowfs ro[,]" /proc/mounts >/dev/null || fail "norecovery is not ro"
 unmount_wait umount mnt
 
 note "a damaged primary superblock: the backup is used, with a warning"
@@ -171,7 +171,7 @@ if command -v setpriv >/dev/null && [ -u "$(command -v fusermount3)" ] &&
 	chown 1000:1000 user.img mnt2
 	setpriv --reuid=1000 --regid=1000 --clear-groups "$BFS" mount user.img mnt2 2>err ||
 		{ cat err; fail "user mount"; }
-	grep -q "^$PWD/user.img $PWD/mnt2 fuse.bfs .*user_id=1000" /proc/mounts || fail "user mount entry"
+	grep -q "^$PWD/user.img $PWD/mnt2 fuse.bcowfs .*user_id=1000" /proc/mounts || fail "user mount entry"
 	setpriv --reuid=1000 --regid=1000 --clear-groups ls mnt2 > out || fail "user cannot list own mount"
 	contains out "lost+found"
 	ls mnt2 >/dev/null 2>&1 && fail "root got into a user mount without allow_root"
@@ -180,42 +180,40 @@ if command -v setpriv >/dev/null && [ -u "$(command -v fusermount3)" ] &&
 	expect_ok "$BFS" fsck -n user.img
 fi
 
-note "mount.bfs: mount(8)'s calling convention"
-ln -s "$BFS" mount.bfs
-expect_ok ./mount.bfs img mnt -f -o rw
-! is_mounted || fail "mount.bfs -f (fake) mounted"
-expect_ok ./mount.bfs "$PWD/img" "$PWD/mnt" -n -o rw,noatime
-is_mounted || fail "mount.bfs did not mount"
+note "mount.bcowfs: mount(8)'s calling convention"
+ln -s "$BFS" mount.bcowfs
+expect_ok ./mount.bcowfs img mnt -f -o rw
+! is_mounted || fail "mount.bcowfs -f (fake) mounted"
+expect_ok ./mount.bcowfs "$PWD/img" "$PWD/mnt" -n -o rw,noatime
+is_mounted || fail "mount.bcowfs did not mount"
 unmount_wait umount mnt
-expect_rc 32 ./mount.bfs junk mnt
-contains err "mount.bfs: "
-expect_rc 1 ./mount.bfs img
+expect_rc 32 ./mount.bcowfs junk mnt
+contains err "mount.bcowfs: "
+expect_rc 1 ./mount.bcowfs img
 
-# mount(8) finds helpers as /sbin/mount.TYPE.  For -t bfs it first attaches
-# an image file to a loop device, because libblkid knows a "bfs" (the SCO
-# boot filesystem); -t fuse.bfs (helper mount.fuse.bfs) mounts the file
-# itself.  Both are installed by make install.
-if [ -w /sbin ] && [ ! -e /sbin/mount.bfs ] && [ ! -e /sbin/mount.fuse.bfs ] &&
+# mount(8) finds helpers as /sbin/mount.TYPE: mount.bcowfs for -t bcowfs,
+# mount.fuse.bcowfs for -t fuse.bcowfs.  Both are installed by make install.
+if [ -w /sbin ] && [ ! -e /sbin/mount.bcowfs ] && [ ! -e /sbin/mount.fuse.bcowfs ] &&
 	command -v mount >/dev/null; then
-	note "mount -t bfs, -t fuse.bfs and fstab through /sbin/mount.bfs"
-	ln -s "$BFS" /sbin/mount.bfs
-	ln -s "$BFS" /sbin/mount.fuse.bfs
-	SBIN_LINK="/sbin/mount.bfs /sbin/mount.fuse.bfs"
-	expect_ok mount -t bfs img mnt
-	grep -Eq "^($PWD/img|/dev/loop[0-9]+) $PWD/mnt fuse.bfs " /proc/mounts || fail "mount -t bfs"
-	[ "$(cat mnt/sigterm-file)" = "written before SIGTERM" ] || fail "mount -t bfs contents"
+	note "mount -t bcowfs, -t fuse.bcowfs and fstab through /sbin/mount.bcowfs"
+	ln -s "$BFS" /sbin/mount.bcowfs
+	ln -s "$BFS" /sbin/mount.fuse.bcowfs
+	SBIN_LINK="/sbin/mount.bcowfs /sbin/mount.fuse.bcowfs"
+	expect_ok mount -t bcowfs img mnt
+	grep -Eq "^($PWD/img|/dev/loop[0-9]+) $PWD/mnt fuse.bcowfs " /proc/mounts || fail "mount -t bcowfs"
+	[ "$(cat mnt/sigterm-file)" = "written before SIGTERM" ] || fail "mount -t bcowfs contents"
 	unmount_wait umount mnt
-	expect_ok mount -t fuse.bfs -o ro img mnt
-	grep -q "^$PWD/img $PWD/mnt fuse.bfs ro," /proc/mounts || fail "mount -t fuse.bfs -o ro"
+	expect_ok mount -t fuse.bcowfs -o ro img mnt
+	grep -q "^$PWD/img $PWD/mnt fuse.bcowfs ro," /proc/mounts || fail "mount -t fuse.bcowfs -o ro"
 	unmount_wait umount mnt
-	printf '%s %s fuse.bfs defaults,noatime,ro,nofail 0 0\n' "$PWD/img" "$PWD/mnt" > fstab
+	printf '%s %s fuse.bcowfs defaults,noatime,ro,nofail 0 0\n' "$PWD/img" "$PWD/mnt" > fstab
 	expect_ok mount -T "$PWD/fstab" "$PWD/mnt"
-	grep -q " $PWD/mnt fuse.bfs ro," /proc/mounts || fail "fstab entry"
+	grep -q " $PWD/mnt fuse.bcowfs ro," /proc/mounts || fail "fstab entry"
 	unmount_wait umount mnt
 	rm -f $SBIN_LINK
 	SBIN_LINK=
 else
-	note "(mount -t bfs skipped: /sbin not writable or mount.bfs already installed)"
+	note "(mount -t bcowfs skipped: /sbin not writable or mount.bcowfs already installed)"
 fi
 
 expect_ok "$BFS" fsck -n img

@@ -1,14 +1,19 @@
-# The fsck fixture corpus (fixtures/f_*): each image, fsck -y twice, output
-# and exit status compared with expect.1 and expect.2 (e2fsprogs' f_ tests).
+# The fsck fixture corpus (fixtures/f_*): each image, fsck -n (which must not
+# change a byte), then fsck -y twice; output and exit status compared with
+# expect.n, expect.1 and expect.2 (e2fsprogs' f_ tests).
 . "$(dirname "$0")/lib.sh"
 command -v zstd >/dev/null || skip "zstd not installed"
 n=0
 for dir in "$REPO"/fixtures/f_*/; do
 	f=$(basename "$dir")
 	zstd -q -d -f "$dir/image.zst" -o test.img || fail "$f: cannot decompress"
-	for pass in 1 2; do
+	cp test.img before.img
+	for pass in n 1 2; do
+		mode=-y
+		[ $pass = n ] && mode=-n
 		set +e
-		"$BFS" fsck -y test.img > raw 2>&1
+		# shellcheck disable=SC2046 # args: extra fsck options, one word each
+		"$BFS" fsck $mode $(cat "$dir/args" 2>/dev/null) test.img > raw 2>&1
 		rc=$?
 		set -e
 		{ cat raw; echo "Exit status is $rc"; } > got.$pass
@@ -16,6 +21,9 @@ for dir in "$REPO"/fixtures/f_*/; do
 			echo "$f ($(cat "$dir/name")), pass $pass:"
 			diff -u "$dir/expect.$pass" got.$pass
 			fail "$f: fsck output differs from expect.$pass"
+		fi
+		if [ $pass = n ]; then
+			cmp -s before.img test.img || fail "$f: fsck -n changed the image"
 		fi
 	done
 	n=$((n + 1))

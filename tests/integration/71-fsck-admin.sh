@@ -39,10 +39,10 @@ sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 PY
 onpty() { python3 onpty.py "$@"; }
 
-note "fsck.bfs -V, --version"
-ln -s "$BFS" fsck.bfs
-expect_ok ./fsck.bfs -V
-contains out "fsck.bfs (bfs) $(cat "$REPO/VERSION")"
+note "fsck.bcowfs -V, --version"
+ln -s "$BFS" fsck.bcowfs
+expect_ok ./fsck.bcowfs -V
+contains out "fsck.bcowfs (bfs $(cat "$REPO/VERSION"))"
 expect_ok "$BFS" fsck --version
 
 note "every line starts with the device"
@@ -59,7 +59,7 @@ expect_ok "$BFS" fsck -p p.img
 
 note "preen: a problem that is not preen-safe stops with exit 4, not repaired"
 fixture f_fs_file_unattached u.img
-expect_rc 4 ./fsck.bfs -a u.img
+expect_rc 4 ./fsck.bcowfs -a u.img
 contains out "u.img: inode is in no directory"
 contains out "u.img: UNEXPECTED INCONSISTENCY; run fsck manually (without -p)"
 expect_rc 4 "$BFS" fsck -n u.img
@@ -105,7 +105,7 @@ for line in open(sys.argv[1]):
     assert cur >= last.get(p, (0, 0))[0], "went backwards: " + line
     assert not last or p >= max(last), "pass order: " + line
     last[p] = (cur, mx)
-assert sorted(last) == [0, 1, 2], last
+assert sorted(last) == [0, 2, 3], last
 assert all(c == m for c, m in last.values()), last
 PY
 # a reader that goes away (fsck(8) killed) stops the lines, not the check
@@ -145,10 +145,10 @@ assert d["exit_code"] == 4 and d["result"] == "uncorrected", d
 codes = [p["code"] for p in d["problems"]]
 assert codes == ["INODE_UNATTACHED", "INODE_NLINK"], codes
 assert not any(p["fixed"] for p in d["problems"])
-assert all(p["pass"] == 2 and "location" in p for p in d["problems"])
+assert all(p["pass"] == 3 and "location" in p for p in d["problems"])
 assert d["counts"] == {"problems": 2, "fixed": 0, "unfixed": 2, "not_recorded": 0}, d["counts"]
-assert [p["name"] for p in d["passes"]] == ["superblock", "btrees", "directories and inodes"]
-assert all(p["ran"] for p in d["passes"]) and d["passes"][2]["problems"] == 2
+assert [p["name"] for p in d["passes"]] == ["superblock", "journal", "btrees", "directories and inodes"]
+assert all(p["ran"] for p in d["passes"]) and d["passes"][3]["problems"] == 2
 PY
 cp d.img j.img
 expect_rc 1 "$BFS" fsck -y --json j.img
@@ -187,8 +187,8 @@ expect_ok "$BFS" fsck -n "LABEL=\"fsck$$\""
 contains out "$loop: clean"
 note "fsck -A through an fstab with UUID="
 mkdir -p sbin mnt
-ln -sf "$BFS" sbin/fsck.bfs
-echo "UUID=$uuid $PWD/mnt bfs defaults 0 2" >fstab
-PATH="$PWD/sbin:$PATH" LIBMOUNT_FSTAB="$PWD/fstab" expect_ok fsck -A -n -t bfs
+ln -sf "$BFS" sbin/fsck.bcowfs
+echo "UUID=$uuid $PWD/mnt bcowfs defaults 0 2" >fstab
+PATH="$PWD/sbin:$PATH" LIBMOUNT_FSTAB="$PWD/fstab" expect_ok fsck -A -n -t bcowfs
 contains out "$loop: clean, 0 problems found"
 echo ok

@@ -25,7 +25,7 @@ mount_prereqs() {
 	trap 'exit 1' HUP INT TERM
 }
 
-is_mounted() { grep -q " $PWD/${1:-mnt} fuse.bfs " /proc/mounts; }
+is_mounted() { grep -q " $PWD/${1:-mnt} fuse.bcowfs " /proc/mounts; }
 
 wait_mounted() {
 	i=0

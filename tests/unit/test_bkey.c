@@ -71,7 +71,7 @@ START_TEST(test_extent_start)
 	u64 buf[8];
 	struct bfs_bkey *k = (struct bfs_bkey *)buf;
 
-	bfs_bkey_init(k, BFS_KEY_EXTENT, BFS_POS(1, 100, 0), 1);
+	bfs_bkey_init(k, BFS_KEY_TEST_EXTENT, BFS_POS(1, 100, 0), 1);
 	k->size = cpu_to_le32(30);
 	ck_assert_int_eq(bfs_bkey_start(k), 70);
 	ck_assert_int_eq(bfs_bkey_validate(k, true, NULL, 0), 0);
@@ -83,24 +83,6 @@ START_TEST(test_extent_start)
 	ck_assert_int_eq(bfs_bkey_validate(k, false, NULL, 0), -EUCLEAN);
 }
 END_TEST
-
-static int odd_validate(const struct bfs_bkey *k, char *err, size_t len)
-{
-	if (le64_to_cpu(k->v[0]) & 1)
-		return 0;
-	snprintf(err, len, "value must be odd");
-	return -EUCLEAN;
-}
-
-static void odd_to_text(char *buf, size_t len, const struct bfs_bkey *k)
-{
-	snprintf(buf, len, "odd=%llu", (unsigned long long)le64_to_cpu(k->v[0]));
-}
-
-static const struct bfs_bkey_ops odd_ops = {
-	.name = "odd", .min_val_u64s = 1, .max_val_u64s = 1,
-	.validate = odd_validate, .val_to_text = odd_to_text,
-};
 
 START_TEST(test_validate_and_text)
 {
@@ -118,18 +100,25 @@ START_TEST(test_validate_and_text)
 	bfs_bkey_init(k, BFS_KEY_BTREE_PTR, BFS_POS(1, 2, 0), 2);
 	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), -EUCLEAN);
 
-	ck_assert_int_eq(bfs_bkey_register_type(BFS_KEY_BTREE_PTR, &odd_ops), -EINVAL);
-	ck_assert_int_eq(bfs_bkey_register_type(200, &odd_ops), 0);
-	ck_assert_str_eq(bfs_bkey_type_name(200), "odd");
+	/* every type of the table has its name and methods; others are unknown */
+	ck_assert_str_eq(bfs_bkey_type_name(BFS_KEY_INODE), "inode");
+	ck_assert_str_eq(bfs_bkey_type_name(BFS_KEY_XATTR_DATA), "xattr_data");
 	ck_assert_str_eq(bfs_bkey_type_name(201), "unknown");
-	bfs_bkey_init(k, 200, BFS_POS(3, 4, 5), 1);
-	k->v[0] = cpu_to_le64(2);
+	ck_assert_ptr_nonnull(bfs_bkey_type_ops(BFS_KEY_EXTENT));
+	ck_assert_ptr_null(bfs_bkey_type_ops(201));
+	/* a type's own validation: an alloc key with an unknown data type */
+	bfs_bkey_init(k, BFS_KEY_ALLOC, BFS_POS(3, 0, 0), 2);
+	k->v[0] = cpu_to_le64(0xff00000000ULL);
 	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), -EUCLEAN);
-	ck_assert_str_eq(err, "value must be odd");
-	k->v[0] = cpu_to_le64(3);
+	ck_assert_ptr_nonnull(strstr(err, "unknown data type"));
+	k->v[0] = cpu_to_le64(7);
+	k->v[1] = cpu_to_le64(0);
 	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), 0);
 	bfs_bkey_to_text(txt, sizeof(txt), k);
-	ck_assert_str_eq(txt, "u64s 5 type odd pos 3:4:5: odd=3");
+	ck_assert_str_eq(txt, "u64s 6 type alloc pos 3:0:0: gen 7 free live 0");
+	/* value size bounds come from the table too */
+	bfs_bkey_init(k, BFS_KEY_ALLOC, BFS_POS(3, 0, 0), 1);
+	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), -EUCLEAN);
 	/* unknown types are opaque values, still checked for sanity */
 	bfs_bkey_init(k, 201, BFS_POS(3, 4, 5), 3);
 	ck_assert_int_eq(bfs_bkey_validate(k, false, err, sizeof(err)), 0);

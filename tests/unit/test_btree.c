@@ -261,21 +261,13 @@ END_TEST
 
 /* ---- extents ---- */
 
-/* test extent type: value word 0 is the "data offset" of the extent's start */
-static void ext_cut_front(struct bfs_bkey *k, u64 n)
-{
-	k->v[0] = cpu_to_le64(le64_to_cpu(k->v[0]) + n);
-}
-
-static const struct bfs_bkey_ops ext_ops = { .name = "test_extent", .min_val_u64s = 1,
-					     .max_val_u64s = 1, .cut_front = ext_cut_front };
-
+/* test_extent keys: value word 0 is the "data offset" of the extent's start */
 static void ext_insert(struct bfs_core *core, u64 ino, u64 start, u64 end, u64 data)
 {
 	u64 buf[8];
 	struct bfs_bkey *k = (struct bfs_bkey *)buf;
 
-	bfs_bkey_init(k, BFS_KEY_EXTENT, BFS_POS(ino, end, 0), 1);
+	bfs_bkey_init(k, BFS_KEY_TEST_EXTENT, BFS_POS(ino, end, 0), 1);
 	k->size = cpu_to_le32((u32)(end - start));
 	k->v[0] = cpu_to_le64(data);
 	ck_assert_int_eq(bfs_btree_insert(core, BFS_BTREE_EXTENTS, k), 0);
@@ -307,7 +299,6 @@ START_TEST(test_extents)
 	u64 buf[8], i;
 
 	tu_log_reset();
-	ck_assert_int_eq(bfs_bkey_register_type(BFS_KEY_EXTENT, &ext_ops), 0);
 	dev = tu_mkfs(64 * MiB, 4 * KiB, 0, 0);
 	c = tu_open(dev, false, 0);
 
@@ -357,11 +348,11 @@ START_TEST(test_extents)
 	{
 		struct bfs_bkey *k = (struct bfs_bkey *)buf;
 
-		bfs_bkey_init(k, BFS_KEY_EXTENT, BFS_POS(8, 100, 0), 1);
+		bfs_bkey_init(k, BFS_KEY_TEST_EXTENT, BFS_POS(8, 100, 0), 1);
 		k->size = cpu_to_le32(100);
 		k->v[0] = cpu_to_le64(0);
 		ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_EXTENTS, k), 0);
-		bfs_bkey_init(k, BFS_KEY_EXTENT, BFS_POS(8, 60, 0), 1);
+		bfs_bkey_init(k, BFS_KEY_TEST_EXTENT, BFS_POS(8, 60, 0), 1);
 		k->size = cpu_to_le32(20);
 		k->v[0] = cpu_to_le64(500);
 		ck_assert_int_eq(bfs_trans_update(t, BFS_BTREE_EXTENTS, k), 0);

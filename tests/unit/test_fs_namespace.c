@@ -1351,7 +1351,6 @@ START_TEST(test_key_validation)
 	char err[BFS_BKEY_ERR_LEN], text[512];
 	struct bfs_ns_inode inode;
 
-	bfs_fs_register_key_types();
 	/* a good dirent, then broken ones */
 	memset(buf, 0, sizeof(buf));
 	bfs_bkey_init(k, BFS_KEY_DIRENT, BFS_POS(1, 100, 0), 3);

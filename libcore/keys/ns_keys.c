@@ -6,10 +6,20 @@
  * with a reason, never an out-of-bounds read.
  */
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
-#include "ns.h"
+#include <bfs/fs_format.h>
+#include <bfs/os.h>
+
+#include "keys.h"
 
 #define FAIL(...) do { snprintf(err, err_len, __VA_ARGS__); return -EUCLEAN; } while (0)
+
+static bool is_dot(const char *name, size_t len)
+{
+	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
+}
 
 static size_t val_bytes(const struct bfs_bkey *k)
 {
@@ -70,16 +80,18 @@ static void inode_to_text(char *buf, size_t len, const struct bfs_bkey *k)
 {
 	const struct bfs_inode_v *v = bfs_bkey_val(k);
 	s64 mt = (s64)le64_to_cpu(v->mtime);
+	/* sign and magnitude: -1.5 s is "-1.500000000", not "-1.-500000000" or "-2.5..." */
+	u64 amt = mt < 0 ? -(u64)mt : (u64)mt;
 
 	snprintf(buf, len, "ino %llu mode 0%o nlink %u uid %u gid %u size %llu sectors %llu "
-		 "flags 0x%x rdev %llu gen %llu parent %llu mtime %lld.%09lld",
+		 "flags 0x%x rdev %llu gen %llu parent %llu mtime %s%llu.%09llu",
 		 (unsigned long long)le64_to_cpu(k->inode), le32_to_cpu(v->mode),
 		 le32_to_cpu(v->nlink), le32_to_cpu(v->uid), le32_to_cpu(v->gid),
 		 (unsigned long long)le64_to_cpu(v->size), (unsigned long long)le64_to_cpu(v->sectors),
 		 le32_to_cpu(v->flags), (unsigned long long)le64_to_cpu(v->rdev),
 		 (unsigned long long)le64_to_cpu(v->generation),
-		 (unsigned long long)le64_to_cpu(v->parent), (long long)(mt / 1000000000),
-		 (long long)((mt % 1000000000 + 1000000000) % 1000000000));
+		 (unsigned long long)le64_to_cpu(v->parent), mt < 0 ? "-" : "",
+		 (unsigned long long)(amt / 1000000000), (unsigned long long)(amt % 1000000000));
 }
 
 /* ---- counter, orphan, whiteout ---- */
@@ -162,7 +174,7 @@ static int dirent_validate(const struct bfs_bkey *k, char *err, size_t err_len)
 	if (!n || sizeof(*v) + n > val_bytes(k) || val_bytes(k) - sizeof(*v) - n >= 8)
 		FAIL("dirent name length %zu does not match a %zu-byte value", n, val_bytes(k));
 	if (memchr(v->name, '/', n) || memchr(v->name, 0, n) ||
-	    bfs_ns_is_dot((const char *)v->name, n))
+	    is_dot((const char *)v->name, n))
 		FAIL("dirent name invalid ('/', NUL, \".\" or \"..\")");
 	if (!le64_to_cpu(v->ino))
 		FAIL("dirent points to inode 0");
@@ -204,7 +216,7 @@ static int xattr_validate(const struct bfs_bkey *k, char *err, size_t err_len)
 
 	if (le64_to_cpu(k->offset) & ((1U << BFS_XATTR_CHUNK_SHIFT) - 1))
 		FAIL("xattr head at a chunk offset");
-	if (!bfs_xattr_prefix(v->ns))
+	if (!bfs_xattr_ns_prefix(v->ns))
 		FAIL("xattr namespace %u unknown", v->ns);
 	if (!v->name_len != (v->ns == BFS_XATTR_POSIX_ACL_ACCESS ||
 			     v->ns == BFS_XATTR_POSIX_ACL_DEFAULT))
@@ -224,7 +236,7 @@ static void xattr_to_text(char *buf, size_t len, const struct bfs_bkey *k)
 
 	name_to_text(name, sizeof(name), v->data, v->name_len);
 	snprintf(buf, len, "xattr %s%s value %u bytes (%u inline, %u chunks)",
-		 bfs_xattr_prefix(v->ns), name, le32_to_cpu(v->value_len),
+		 bfs_xattr_ns_prefix(v->ns), name, le32_to_cpu(v->value_len),
 		 le32_to_cpu(v->inline_len), le16_to_cpu(v->nr_chunks));
 }
 
@@ -249,65 +261,43 @@ static void xattr_data_to_text(char *buf, size_t len, const struct bfs_bkey *k)
 		 le32_to_cpu(v->len));
 }
 
-static const struct bfs_bkey_ops ops_inode = {
-	.name = "inode",
+const struct bfs_bkey_ops bfs_key_ops_INODE = {
 	.min_val_u64s = BFS_INODE_V_U64S,
 	.max_val_u64s = 4 * BFS_INODE_V_U64S,	/* room to grow */
 	.validate = inode_validate,
 	.val_to_text = inode_to_text,
 };
-static const struct bfs_bkey_ops ops_counter = {
-	.name = "inode_counter",
+const struct bfs_bkey_ops bfs_key_ops_INODE_COUNTER = {
 	.min_val_u64s = sizeof(struct bfs_inode_counter_v) / 8,
 	.max_val_u64s = sizeof(struct bfs_inode_counter_v) / 8,
 	.validate = counter_validate,
 	.val_to_text = counter_to_text,
 };
-static const struct bfs_bkey_ops ops_orphan = {
-	.name = "orphan",
+const struct bfs_bkey_ops bfs_key_ops_ORPHAN = {
 	.validate = orphan_validate,
 	.val_to_text = orphan_to_text,
 };
-static const struct bfs_bkey_ops ops_symlink = {
-	.name = "symlink",
+const struct bfs_bkey_ops bfs_key_ops_SYMLINK = {
 	.min_val_u64s = 2,
 	.validate = symlink_validate,
 	.val_to_text = symlink_to_text,
 };
-static const struct bfs_bkey_ops ops_whiteout = {
-	.name = "hash_whiteout",
+const struct bfs_bkey_ops bfs_key_ops_HASH_WHITEOUT = {
 	.validate = whiteout_validate,
 };
-static const struct bfs_bkey_ops ops_dirent = {
-	.name = "dirent",
+const struct bfs_bkey_ops bfs_key_ops_DIRENT = {
 	.min_val_u64s = (sizeof(struct bfs_dirent_v) + 1 + 7) / 8,
 	.max_val_u64s = (sizeof(struct bfs_dirent_v) + BFS_NAME_MAX + 7) / 8,
 	.validate = dirent_validate,
 	.val_to_text = dirent_to_text,
 };
-static const struct bfs_bkey_ops ops_xattr = {
-	.name = "xattr",
+const struct bfs_bkey_ops bfs_key_ops_XATTR = {
 	.min_val_u64s = sizeof(struct bfs_xattr_v) / 8,
 	.validate = xattr_validate,
 	.val_to_text = xattr_to_text,
 };
-static const struct bfs_bkey_ops ops_xattr_data = {
-	.name = "xattr_data",
+const struct bfs_bkey_ops bfs_key_ops_XATTR_DATA = {
 	.min_val_u64s = 2,
 	.validate = xattr_data_validate,
 	.val_to_text = xattr_data_to_text,
 };
-
-void bfs_fs_register_key_types(void)
-{
-	bfs_bkey_register_type(BFS_KEY_INODE, &ops_inode);
-	bfs_bkey_register_type(BFS_KEY_INODE_COUNTER, &ops_counter);
-	bfs_bkey_register_type(BFS_KEY_ORPHAN, &ops_orphan);
-	bfs_bkey_register_type(BFS_KEY_SYMLINK, &ops_symlink);
-	bfs_bkey_register_type(BFS_KEY_HASH_WHITEOUT, &ops_whiteout);
-	bfs_bkey_register_type(BFS_KEY_DIRENT, &ops_dirent);
-	bfs_bkey_register_type(BFS_KEY_XATTR, &ops_xattr);
-	bfs_bkey_register_type(BFS_KEY_XATTR_DATA, &ops_xattr_data);
-	/* the data half's extent and alloc keys, so tools know every fs key */
-	bfs_fs_data_register_types();
-}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Resizing a filesystem offline (libcore/fs/resize.c, used by bfs resize).
+ *
+ * A resize changes only the superblock: dev_size, nbuckets and the copy
+ * positions (the end copy follows the end of the device).  Growing adds
+ * free buckets: the alloc btree has keys only for buckets that held data,
+ * and btree node space is rebuilt at open.  Shrinking is possible when the
+ * cut range [new nbuckets, old nbuckets) holds no btree node;
+ * bfs_resize_usage() says what is there.
+ *
+ * File data in the cut range is moved below it first (bfs_resize_evacuate(),
+ * the copy-GC path: each extent is written again and its key replaced in one
+ * transaction); btree nodes there are not moved yet, so they block a shrink.
+ *
+ * Crash safety: bfs_resize_commit() is one bfs_sb_write() (backups, flush,
+ * primary, flush); the new end copy lies in space neither geometry uses and
+ * the old one is cleared only after the new primary is durable, so a crash
+ * leaves the old or the new filesystem, never a mix.
+ */
+#ifndef BFS_RESIZE_H
+#define BFS_RESIZE_H
+
+#include "fs.h"
+#include "super.h"
+
+/*
+ * The superblock @sb would have on a device of @new_size bytes: @out (a
+ * BFS_SB_MAX_BYTES buffer) is a copy of @sb with dev_size, nbuckets,
+ * nr_copies and copy_offset[] changed, checksummed and validated.  -EINVAL
+ * and @err if the filesystem cannot have that size (below the minimum, the
+ * journal or the head reserve cut, too few buckets left).
+ */
+int bfs_resize_layout(const struct bfs_sb *sb, u64 new_size, struct bfs_sb *out, char *err);
+
+/* what an open filesystem keeps at or above bucket @nbuckets */
+struct bfs_resize_usage {
+	u64	nodes;		/* btree nodes */
+	u64	node_bytes;
+	u64	data_buckets;	/* buckets holding file data */
+	u64	data_bytes;	/* live file data in them */
+	u64	free_alloc_keys; /* alloc keys of buckets without data (dropped on shrink) */
+};
+int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u);
+
+/*
+ * Move the file data at or above bucket @nbuckets below it (fs open
+ * read-write, nothing else using it).  -ENOSPC if it does not fit: *need
+ * bytes to move, *avail free below.  *left: bytes still there afterwards
+ * (0 unless an extent could not be read).  Durable on return.
+ */
+int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, u64 *need, u64 *avail, u64 *left);
+
+/*
+ * Delete the alloc keys of data-free buckets at or above @nbuckets: after
+ * the shrink they would lie outside the device.  Safe in the old geometry
+ * too: a bucket without an alloc key is one that never held data (gen 0),
+ * and no extent points into a bucket without live data.
+ */
+int bfs_resize_drop_alloc_keys(struct bfs_fs *fs, u64 nbuckets);
+
+/* write @new_sb (from bfs_resize_layout) to every copy, then clear old copies no longer used */
+int bfs_resize_commit(struct bfs_dev *dev, const struct bfs_sb *old_sb, struct bfs_sb *new_sb);
+
+#endif /* BFS_RESIZE_H */

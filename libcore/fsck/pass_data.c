@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --check-data: every written extent's chunk is read and verified as a read
+ * would (checksum of the stored bytes, then a zstd frame that decompresses
+ * to exactly the chunk's size).  A bad chunk cannot be repaired: the file
+ * range reads as EIO, and fsck says which file and which bytes.  Keys that
+ * share a chunk (a chunk trimmed by overwrites) cost one read.
+ *
+ * Pointers that pass_extents.c or pass_alloc.c found bad (kept with -n) are
+ * not read again: they are reported already.
+ */
+#include <bfs/checksum.h>
+#include <bfs/core.h>
+#include <bfs/extent_format.h>
+#include <bfs/format.h>
+#include <bfs/os.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <zstd.h>
+
+#include "fs_check.h"
+#include "../fs/data.h"	/* the data layer's bucket generations */
+
+int fsck_verify_chunk(struct fs_check *fc, const struct bfs_bkey *k, char *why, size_t why_len)
+{
+	const struct bfs_extent_v *v = bfs_bkey_val(k);
+	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size), off = le64_to_cpu(v->offset);
+	u32 stored = le32_to_cpu(v->stored_bytes);
+	size_t chunk = (size_t)le32_to_cpu(v->chunk_sectors) << BFS_SECTOR_SHIFT;
+	size_t disk = BFS_ROUND_UP((size_t)stored, (size_t)bs);
+	u8 *buf, *plain = NULL;
+	int ret;
+
+	if (!stored || stored > BFS_EXTENT_CHUNK_MAX || chunk > BFS_EXTENT_CHUNK_MAX)
+		return -EUCLEAN;	/* key validation keeps such keys out */
+	buf = bfs_malloc(disk);
+	if (!buf)
+		return -ENOMEM;
+	ret = bfs_dev_read(bfs_core_dev(fc->c), off, buf, disk);
+	if (ret) {
+		snprintf(why, why_len, "read error at device offset %llu: %s",
+			 (unsigned long long)off, strerror(-ret));
+		ret = -EIO;
+		goto out;
+	}
+	if (v->csum_type != BFS_CSUM_NONE) {
+		u64 have = bfs_csum(v->csum_type, buf, stored);
+
+		if (have != le64_to_cpu(v->csum)) {
+			snprintf(why, why_len, "checksum mismatch at device offset %llu (%u bytes): "
+				 "expected %016llx, found %016llx", (unsigned long long)off, stored,
+				 (unsigned long long)le64_to_cpu(v->csum), (unsigned long long)have);
+			ret = -EBADMSG;
+			goto out;
+		}
+	}
+	if (v->compression == BFS_COMPRESSION_ZSTD) {
+		size_t n;
+
+		plain = bfs_malloc(chunk);
+		if (!plain) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		n = ZSTD_decompress(plain, chunk, buf, stored);
+		if (ZSTD_isError(n) || n != chunk) {
+			snprintf(why, why_len, "zstd frame at device offset %llu (%u bytes) %s%s",
+				 (unsigned long long)off, stored,
+				 ZSTD_isError(n) ? "does not decompress: " : "has the wrong size",
+				 ZSTD_isError(n) ? ZSTD_getErrorName(n) : "");
+			ret = -EILSEQ;
+		}
+	}
+out:
+	bfs_free(plain);
+	bfs_free(buf);
+	return ret;
+}
+
+struct data_check {
+	struct fs_check *fc;
+	u64	last_off;	/* the chunk verified last (0: none) and its verdict */
+	u64	last_csum;
+	int	last_ret;
+	char	last_why[200];
+	u64	chunks, bad;
+};
+
+static bool already_reported(struct data_check *dc, const struct bfs_extent_v *v)
+{
+	struct bfs_fs_data *d = dc->fc->fs->data;
+	u64 b = bfs_data_bucket_of(d, le64_to_cpu(v->offset));
+	char why[160];
+
+	return fsck_extent_ptr_bad(dc->fc, v, why, sizeof(why)) || !bfs_data_bucket_valid(d, b) ||
+	       bfs_data_bucket_gen(d, b) != le32_to_cpu(v->gen);
+}
+
+static int check_extent(struct data_check *dc, const struct bfs_bkey *k)
+{
+	const struct bfs_extent_v *v = bfs_bkey_val(k);
+	struct fs_check *fc = dc->fc;
+	u64 ino = le64_to_cpu(k->inode), start = bfs_bkey_start(k) << BFS_SECTOR_SHIFT;
+	enum bfs_problem_code code;
+	struct bfs_fsck_loc loc;
+
+	if (k->type != BFS_KEY_EXTENT || (v->flags & BFS_EXTENT_F_UNWRITTEN) ||
+	    already_reported(dc, v))
+		return 0;
+	if (le64_to_cpu(v->offset) != dc->last_off || le64_to_cpu(v->csum) != dc->last_csum) {
+		dc->last_why[0] = 0;
+		dc->last_ret = fsck_verify_chunk(fc, k, dc->last_why, sizeof(dc->last_why));
+		dc->last_off = le64_to_cpu(v->offset);
+		dc->last_csum = le64_to_cpu(v->csum);
+		dc->chunks++;
+		if (dc->last_ret == -ENOMEM)
+			return -ENOMEM;
+	}
+	switch (dc->last_ret) {
+	case 0:
+		return 0;
+	case -EBADMSG:
+		code = PR_DATA_CSUM;
+		break;
+	case -EILSEQ:
+		code = PR_DATA_DECOMPRESS;
+		break;
+	default:
+		code = PR_DATA_READ_ERROR;
+		if (!dc->last_why[0])
+			snprintf(dc->last_why, sizeof(dc->last_why), "%s", strerror(-dc->last_ret));
+		break;
+	}
+	dc->bad++;
+	loc = fsck_file_loc(fc, ino, start, k);
+	bfs_fix_problem_at(fc->f, code, &loc, "inode %llu (%s) bytes %llu..%llu: %s",
+			   (unsigned long long)ino, loc.path, (unsigned long long)start,
+			   (unsigned long long)le64_to_cpu(k->offset) << BFS_SECTOR_SHIFT,
+			   dc->last_why);
+	return 0;
+}
+
+int fsck_check_data(struct fs_check *fc)
+{
+	struct data_check dc = { .fc = fc };
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret;
+
+	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		ret = check_extent(&dc, k);
+		if (ret)
+			break;
+	}
+	bfs_btree_iter_exit(&it);
+	if (ret && ret != -ENOENT)
+		return ret;
+	if (fc->f->verbose)
+		bfs_fsck_printf(fc->f, "file data: %llu chunks read, %llu bad ranges",
+				(unsigned long long)dc.chunks, (unsigned long long)dc.bad);
+	return 0;
+}

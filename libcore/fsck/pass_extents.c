@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Extents against their inode and the device layout, and file sizes.
+ * Key validation (as on every read) already checked each extent by itself:
+ * known flags, compression and checksum types, chunk fields that agree.
+ * What needs the rest of the filesystem is checked here:
+ *   - the extent belongs to a regular file (else it is dropped);
+ *   - its chunk lies in one bucket of the data area: block aligned, inside
+ *     [first_bucket, nbuckets) and the device, not in the journal, not over
+ *     a superblock copy (else the extent is dropped: the range becomes a
+ *     hole, reported by path and byte range);
+ *   - written data lies within the file's size rounded up to a block
+ *     (unwritten extents may lie beyond it: fallocate with KEEP_SIZE);
+ *   - a file's size is at most the largest file size (a flipped high bit
+ *     would make a file that reads zeros for days): it is set to its low
+ *     bits if they end inside the file's last data block (the likely
+ *     original), else to the end of the file's data.
+ * Which bucket owns what, and generations, are pass_alloc.c's.
+ */
+#include <bfs/core.h>
+#include <bfs/extent_format.h>
+#include <bfs/format.h>
+#include <bfs/fs_format.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs_check.h"
+#include "../fs/data.h"	/* BFS_DATA_MAX_BYTES */
+
+#define MAX_FILE_SECTORS	(BFS_DATA_MAX_BYTES >> BFS_SECTOR_SHIFT)
+
+bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char *why, size_t len)
+{
+	const struct bfs_sb *sb = bfs_core_sb(fc->c);
+	u64 bs = le32_to_cpu(sb->block_size), bucket = le32_to_cpu(sb->bucket_size);
+	u64 off = le64_to_cpu(v->offset);
+	u64 end = off + BFS_ROUND_UP((u64)le32_to_cpu(v->stored_bytes), bs);
+	u64 b = off / bucket, jb = le64_to_cpu(sb->journal_bucket);
+	unsigned i;
+
+	if (off % bs) {
+		snprintf(why, len, "device offset %llu is not block aligned", (unsigned long long)off);
+		return true;
+	}
+	if (b < le64_to_cpu(sb->first_bucket) || b >= le64_to_cpu(sb->nbuckets)) {
+		snprintf(why, len, "device offset %llu is outside the buckets", (unsigned long long)off);
+		return true;
+	}
+	if (end > (b + 1) * bucket || end > bfs_dev_size(bfs_core_dev(fc->c))) {
+		snprintf(why, len, "chunk at device offset %llu runs past the end of bucket %llu",
+			 (unsigned long long)off, (unsigned long long)b);
+		return true;
+	}
+	if (b >= jb && b < jb + le32_to_cpu(sb->journal_nbuckets)) {
+		snprintf(why, len, "device offset %llu is in journal bucket %llu",
+			 (unsigned long long)off, (unsigned long long)b);
+		return true;
+	}
+	for (i = 0; i < sb->nr_copies && i < BFS_SB_MAX_COPIES; i++) {
+		u64 c = le64_to_cpu(sb->copy_offset[i]);
+
+		if (off < c + BFS_SB_REGION && end > c) {
+			snprintf(why, len, "chunk at device offset %llu is over superblock copy %u",
+				 (unsigned long long)off, i);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* sectors of @i's size rounded up to a block: written data ends there */
+static u64 eof_sectors(struct fs_check *fc, const struct ino_info *i)
+{
+	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size);
+
+	if (i->size > BFS_DATA_MAX_BYTES)
+		return MAX_FILE_SECTORS;	/* the size is cut to the data's end below */
+	return BFS_ROUND_UP(i->size, bs) >> BFS_SECTOR_SHIFT;
+}
+
+static void check_extent(struct fs_check *fc, const struct bfs_bkey *k)
+{
+	const struct bfs_extent_v *v = bfs_bkey_val(k);
+	u64 ino = le64_to_cpu(k->inode), start = bfs_bkey_start(k), end = le64_to_cpu(k->offset);
+	struct ino_info *i = find_ino(fc, ino);
+	struct bfs_fsck_loc loc = fsck_file_loc(fc, ino, start << BFS_SECTOR_SHIFT, k);
+	bool unwritten = v->flags & BFS_EXTENT_F_UNWRITTEN;
+	char why[160];
+	u64 eof;
+
+	if (!i || !S_ISREG(i->mode)) {
+		if (bfs_fix_problem_at(fc->f, PR_EXTENT_NO_INODE, &loc,
+				       "inode %llu (%s) bytes %llu..%llu: %s", (unsigned long long)ino,
+				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
+				       (unsigned long long)end << BFS_SECTOR_SHIFT,
+				       i ? "not a regular file" : "no such inode"))
+			fsck_repair(fc, PR_EXTENT_NO_INODE, fsck_drop_extent(fc, k));
+		return;
+	}
+	if (!unwritten && fsck_extent_ptr_bad(fc, v, why, sizeof(why))) {
+		if (bfs_fix_problem_at(fc->f, PR_EXTENT_PTR_BAD, &loc,
+				       "inode %llu (%s) bytes %llu..%llu: %s", (unsigned long long)ino,
+				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
+				       (unsigned long long)end << BFS_SECTOR_SHIFT, why))
+			fsck_repair(fc, PR_EXTENT_PTR_BAD, fsck_drop_extent(fc, k));
+		else
+			i->data_end = BFS_MAX(i->data_end, end);
+		return;
+	}
+	eof = eof_sectors(fc, i);
+	if (!unwritten && end > eof) {
+		u64 from = BFS_MAX(start, eof);
+
+		loc.offset = from << BFS_SECTOR_SHIFT;
+		if (bfs_fix_problem_at(fc->f, PR_EXTENT_PAST_EOF, &loc,
+				       "inode %llu (%s) bytes %llu..%llu, the file's size is %llu",
+				       (unsigned long long)ino, loc.path,
+				       (unsigned long long)from << BFS_SECTOR_SHIFT,
+				       (unsigned long long)end << BFS_SECTOR_SHIFT,
+				       (unsigned long long)i->size)) {
+			fsck_repair(fc, PR_EXTENT_PAST_EOF, fsck_drop_range(fc, k, from, end));
+			end = from;
+		}
+	}
+	i->data_end = BFS_MAX(i->data_end, end);
+}
+
+static int set_size(struct fs_check *fc, struct ino_info *i, u64 size)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0), buf, sizeof(buf));
+
+	if (ret == -ENOENT)
+		return 0;	/* gone meanwhile: nothing left to fix */
+	if (ret)
+		return ret;
+	if (bfs_bkey_val_u64s(k) < BFS_INODE_V_U64S)
+		return -EUCLEAN;
+	((struct bfs_inode_v *)bfs_bkey_val(k))->size = cpu_to_le64(size);
+	ret = bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
+	if (!ret)
+		i->size = size;
+	return ret;
+}
+
+static void check_size(struct fs_check *fc, struct ino_info *i)
+{
+	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size);
+	u64 end = BFS_MIN(i->data_end, MAX_FILE_SECTORS) << BFS_SECTOR_SHIFT;
+	u64 low = i->size & (BFS_DATA_MAX_BYTES - 1), size = end;
+	struct bfs_fsck_loc loc;
+
+	if (!S_ISREG(i->mode) || i->size <= BFS_DATA_MAX_BYTES)
+		return;
+	/* flipped high bits: the low ones are the size if they end in the last data block */
+	if (low <= end && low + bs > end)
+		size = low;
+	loc = fsck_file_loc(fc, i->ino, 0, NULL);
+	if (bfs_fix_problem_at(fc->f, PR_INODE_SIZE_BAD, &loc,
+			       "inode %llu (%s): size %llu, its data ends at byte %llu; new size %llu",
+			       (unsigned long long)i->ino, loc.path, (unsigned long long)i->size,
+			       (unsigned long long)end, (unsigned long long)size))
+		fsck_repair(fc, PR_INODE_SIZE_BAD, set_size(fc, i, size));
+}
+
+int fsck_check_extents(struct fs_check *fc)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	size_t n;
+	int ret;
+
+	/* repairs commit while the iterator is between keys: allowed (btree.h) */
+	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k))
+		if (k->type == BFS_KEY_EXTENT)
+			check_extent(fc, k);
+	bfs_btree_iter_exit(&it);
+	if (ret != -ENOENT)
+		return ret;
+	for (n = 0; n < fc->nr; n++)
+		check_size(fc, &fc->in[n]);
+	return 0;
+}

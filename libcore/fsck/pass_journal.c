@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pass 1a: the journal.  It is read as an open would (bfs_core_check_journal(),
+ * nothing replayed or written): the journal layer decides what is a torn
+ * write (a crash state, replayed around silently) and what is damage, and
+ * hands each piece of damage back as a finding with the entry's offset,
+ * ring bucket and seq.  Each is decided here.  If every one may be fixed,
+ * the repair is the same open done read-write: the consistent prefix is
+ * replayed and checkpointed, the clean section records the result, and the
+ * journal is erased, so every later pass (and the next mount) opens a sound
+ * journal.  Each step of it is crash-safe: until the superblock names the
+ * new roots, the damaged journal is left as it was and the next fsck
+ * salvages it again.
+ *
+ * If a fix is declined (-n, or "no"), the later passes open with salvage,
+ * read-only, so they check what the repair would keep.
+ */
+#include <bfs/core.h>
+#include <bfs/fs.h>
+#include <bfs/fsck.h>
+#include <bfs/os.h>
+#include <string.h>
+
+#include "fsck_passes.h"
+
+struct jfindings {
+	struct bfs_finding *v;
+	size_t nr, cap;
+	int err;
+};
+
+static void collect(void *ctx, const struct bfs_finding *fd)
+{
+	struct jfindings *jf = ctx;
+
+	if (jf->nr == jf->cap) {
+		size_t cap = jf->cap ? jf->cap * 2 : 8;
+		struct bfs_finding *v = bfs_realloc(jf->v, cap * sizeof(*v));
+
+		if (!v) {
+			jf->err = -ENOMEM;
+			return;
+		}
+		jf->v = v;
+		jf->cap = cap;
+	}
+	jf->v[jf->nr++] = *fd;
+}
+
+/* later opens meet the same damage again: already decided */
+void bfs_fsck_journal_decided(void *ctx, const struct bfs_finding *fd)
+{
+	(void)ctx;
+	(void)fd;
+}
+
+static int open_close(struct bfs_fsck *f, const struct bfs_fs_opts *o)
+{
+	struct bfs_fs *fs;
+	int ret = bfs_fs_open(f->dev, o, &fs);
+
+	return ret ? ret : bfs_fs_close(fs);
+}
+
+int bfs_fsck_pass_journal(struct bfs_fsck *f)
+{
+	struct jfindings jf = { 0 };
+	struct bfs_fs_opts o = {
+		.salvage_journal = true,
+		.journal_finding = bfs_fsck_journal_decided,
+		.cache_bytes = 64 << 20,
+	};
+	bool fix = true;
+	size_t i;
+	int ret;
+
+	if (!le32_to_cpu(f->sb.sb->journal_nbuckets))
+		return 0;
+	ret = bfs_core_check_journal(f->dev, f->sb.sb, collect, &jf);
+	if (!ret)
+		ret = jf.err;
+	if (ret) {
+		bfs_fsck_printf(f, "cannot read the journal: %s", strerror(-ret));
+		/* corrupt metadata around it (no clean section): the next pass says what */
+		if (ret == -EUCLEAN)
+			ret = 0;
+		goto out;
+	}
+	if (!jf.nr)
+		goto out;
+	for (i = 0; i < jf.nr; i++)
+		fix &= bfs_fix_finding(f, &jf.v[i]);
+	if (!fix || f->mode == BFS_FSCK_MODE_NO) {
+		f->journal_salvage = true;
+		goto out;
+	}
+	ret = open_close(f, &o);
+	if (ret) {
+		bfs_fsck_repair_failed(f, jf.v[jf.nr - 1].code, ret);
+		f->journal_salvage = true;
+		ret = 0;
+	}
+out:
+	bfs_free(jf.v);
+	return ret;
+}

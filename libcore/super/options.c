@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Superblock settings that may change after format.  The fixed part holds
+ * what format chose; the options section holds what only set-option can
+ * change: the checksum type of new file data (which must be separate from
+ * csum_type because btree node checks use csum_type for every node already
+ * written) and the periodic commit interval.  Every setter leaves @sb valid, so a caller can validate once
+ * and write once: one bfs_sb_write() commits all changes or none.
+ */
+#include <bfs/super.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+__attribute__((format(printf, 2, 3)))
+static int opt_err(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err, BFS_ERR_LEN, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+int bfs_sb_set_label(struct bfs_sb *sb, const char *label, char *err)
+{
+	size_t len = strlen(label);
+
+	if (len > BFS_LABEL_SIZE)
+		return opt_err(err, "label is longer than %u bytes", BFS_LABEL_SIZE);
+	memset(sb->label, 0, sizeof(sb->label));
+	memcpy(sb->label, label, len);
+	return 0;
+}
+
+void bfs_sb_set_uuid(struct bfs_sb *sb, const u8 uuid[16])
+{
+	memcpy(sb->uuid, uuid, sizeof(sb->uuid));
+}
+
+int bfs_sb_set_compression(struct bfs_sb *sb, unsigned type, unsigned level, char *err)
+{
+	switch (type) {
+	case BFS_COMPRESSION_NONE:
+		if (level)
+			return opt_err(err, "compression none takes no level (got %u)", level);
+		break;
+	case BFS_COMPRESSION_ZSTD:
+		if (!level)
+			level = BFS_ZSTD_LEVEL_DEFAULT;
+		if (level < BFS_ZSTD_LEVEL_MIN || level > BFS_ZSTD_LEVEL_MAX)
+			return opt_err(err, "zstd level %u is out of range (1 to 19)", level);
+		/* an incompat bit is never cleared: old extents may be compressed */
+		sb->incompat = cpu_to_le64(le64_to_cpu(sb->incompat) | BFS_FEAT_INCOMPAT_ZSTD);
+		break;
+	default:
+		return opt_err(err, "unknown compression type %u", type);
+	}
+	sb->compression_type = (u8)type;
+	sb->compression_level = (u8)level;
+	return 0;
+}
+
+const struct bfs_sb_options *bfs_sb_options_get(const struct bfs_sb *sb)
+{
+	const struct bfs_sb_field *f = bfs_sb_field_get((struct bfs_sb *)sb, BFS_SB_FIELD_OPTIONS);
+
+	return f ? (const void *)f->data : NULL;
+}
+
+/* the options section, created (zeroed) if absent; NULL if it does not fit */
+static struct bfs_sb_options *options_get_or_add(struct bfs_sb *sb, char *err)
+{
+	const u32 u64s = (sizeof(struct bfs_sb_field) + sizeof(struct bfs_sb_options)) / 8;
+	struct bfs_sb_field *f = bfs_sb_field_get(sb, BFS_SB_FIELD_OPTIONS);
+
+	if (!f || le32_to_cpu(f->u64s) < u64s)
+		f = bfs_sb_field_resize(sb, BFS_SB_FIELD_OPTIONS, u64s);
+	if (!f && err)
+		snprintf(err, BFS_ERR_LEN, "no room for the options section");
+	return f ? (void *)f->data : NULL;
+}
+
+int bfs_sb_set_data_csum(struct bfs_sb *sb, unsigned type, char *err)
+{
+	struct bfs_sb_options *o;
+
+	if (type >= BFS_CSUM_NR)
+		return opt_err(err, "unknown checksum type %u", type);
+	o = options_get_or_add(sb, err);
+	if (!o)
+		return -ENOSPC;
+	o->data_csum_set = 1;
+	o->data_csum_type = (u8)type;
+	return 0;
+}
+
+int bfs_sb_set_commit_secs(struct bfs_sb *sb, unsigned secs, char *err)
+{
+	struct bfs_sb_options *o;
+
+	if (secs > BFS_COMMIT_SECS_MAX)
+		return opt_err(err, "commit interval %u s is longer than a day (%u s)", secs,
+			       BFS_COMMIT_SECS_MAX);
+	o = options_get_or_add(sb, err);
+	if (!o)
+		return -ENOSPC;
+	o->commit_secs = cpu_to_le32(secs);
+	return 0;
+}
+
+unsigned bfs_sb_commit_secs(const struct bfs_sb *sb)
+{
+	const struct bfs_sb_options *o = bfs_sb_options_get(sb);
+
+	return o ? le32_to_cpu(o->commit_secs) : 0;
+}
+
+unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb)
+{
+	const struct bfs_sb_options *o = bfs_sb_options_get(sb);
+
+	return o && o->data_csum_set ? o->data_csum_type : sb->csum_type;
+}

@@ -1,0 +1,42 @@
+# Crash states are not damage, damage is never a crash state (issue 9 items 4
+# and 8), on the fixture images: an interrupted superblock update makes
+# `fsck -n` say so and exit 0, writing nothing, and the next read-write open
+# completes it; a damaged journal makes `fsck -n` report it (exit 4) without
+# writing, and `fsck -y` leaves a journal that a plain open accepts.
+. "$(dirname "$0")/lib.sh"
+command -v zstd >/dev/null || skip "zstd not installed"
+MKKEYS=$TOOLS/bfs-mkkeys
+
+unpack() { zstd -q -d -f "$REPO/fixtures/$1/image.zst" -o test.img || fail "$1: cannot decompress"; }
+
+for f in f_sb_update_interrupted f_sb_primary_torn f_sb_backup_torn; do
+	unpack $f
+	cp test.img before.img
+	expect_ok "$BFS" fsck -n test.img
+	contains out "an update interrupted by a power cut"
+	contains out "the next read-write mount completes it"
+	contains out "clean, 0 problems found"
+	cmp -s test.img before.img || fail "$f: fsck -n wrote to the image"
+	# any read-write open rewrites every copy (mkkeys opens the core and closes it)
+	expect_ok "$MKKEYS" test.img 0
+	expect_ok "$BFS" fsck -n test.img
+	lacks out "power cut"
+	note "$f: fsck -n exits 0, a read-write open completes the update"
+done
+
+for f in f_journal_entry_csum f_journal_seq_gap f_journal_range_start_corrupt \
+	 f_journal_forged f_journal_invalid \
+	 f_journal_tail_corrupt f_journal_stale; do
+	unpack $f
+	cp test.img before.img
+	expect_rc 4 "$BFS" fsck -n test.img
+	contains out "journal"
+	cmp -s test.img before.img || fail "$f: fsck -n wrote to the image"
+	expect_rc 1 "$BFS" fsck -y test.img
+	# the repaired journal opens without salvage, with nothing to complain about
+	expect_ok "$MKKEYS" test.img 10
+	expect_ok "$BFS" fsck -n test.img
+	contains out "clean, 0 problems found"
+	lacks err "journal"
+	note "$f: reported by -n, repaired by -y, opens afterwards"
+done
