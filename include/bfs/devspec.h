@@ -25,14 +25,4 @@ bool bfs_devspec_is_tag(const char *spec);
  */
 int bfs_devspec_resolve(const char *spec, char *path, size_t len, char *err);
 
-/* ---- the OS side (libcore/os/blockdevs.c) ---- */
-
-/* libblkid's answer for TOKEN=VALUE: 1 and the device in @path, or 0 */
-int bfs_os_blkid_resolve(const char *token, const char *value, char *path, size_t len);
-/*
- * @fn for every block device the kernel lists (/proc/partitions, as
- * /dev/NAME); a non-zero return from @fn stops the walk and is returned
- */
-int bfs_os_for_each_blockdev(int (*fn)(void *ctx, const char *path), void *ctx);
-
 #endif /* BFS_DEVSPEC_H */

@@ -4,7 +4,7 @@
  * the list of every block device the kernel knows, for the callers that have
  * to read each superblock themselves (libblkid has no bfs prober).
  */
-#include <bfs/devspec.h>
+#include <bfs/probe.h>
 
 #include <blkid.h>
 #include <errno.h>

@@ -6,6 +6,7 @@
  */
 #include <bfs/dev.h>
 #include <bfs/devspec.h>
+#include <bfs/probe.h>
 #include <bfs/super.h>
 
 #include <ctype.h>
