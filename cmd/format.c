@@ -17,7 +17,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uuid.h>
+
+#include "progress.h"
 
 enum {
 	OPT_BLOCK_SIZE = 256, OPT_BUCKET_SIZE, OPT_NODE_SIZE, OPT_COMPRESSION,
@@ -324,13 +327,33 @@ static int open_target(const struct bfs_cmd *cmd, const struct format_args *a,
 	return 0;
 }
 
+/* in pieces, so a large device shows progress (a terminal's discard can take minutes) */
+static int discard_all(const struct format_args *a, struct bfs_dev *dev)
+{
+	const u64 step = 1ull << 30, size = bfs_dev_size(dev);
+	struct bfs_progress p = { 0 };
+	u64 off;
+	int ret = 0;
+
+	if (!a->quiet)
+		bfs_progress_init_bar(&p, STDOUT_FILENO, a->path);
+	for (off = 0; off < size && !ret; off += step) {
+		bfs_progress_update(&p, 0, "discarding", off, size);
+		ret = bfs_dev_discard(dev, off, BFS_MIN(step, size - off));
+	}
+	if (!ret)
+		bfs_progress_update(&p, 0, "discarding", size, size);
+	bfs_progress_done(&p);
+	return ret;
+}
+
 static int write_fs(const struct bfs_cmd *cmd, const struct format_args *a,
 		    struct bfs_dev *dev, struct bfs_sb *sb)
 {
 	int ret;
 
 	if (a->discard) {
-		ret = bfs_dev_discard(dev, 0, bfs_dev_size(dev));
+		ret = discard_all(a, dev);
 		if (ret && ret != -EOPNOTSUPP)
 			return bfs_cmd_error(cmd, "discard failed: %s", strerror(-ret));
 	}

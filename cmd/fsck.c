@@ -1,16 +1,34 @@
 // SPDX-License-Identifier: MIT
 /*
  * bfs fsck: offline check and repair with fsck(8) conventions: -n / -y / -p,
- * exit codes 0/1/4/8/16/32, and -n opens the device read-only and writes
- * nothing at all.
+ * exit codes 0/1/4/8/16/32, -n opens the device read-only and writes nothing
+ * at all, every line starts with the device (fsck -A interleaves several),
+ * -C FD progress as e2fsck, UUID= and LABEL= devices as fstab names them,
+ * and --json for monitoring scripts.
  */
 #include "cmd.h"
 
+#include <bfs/devspec.h>
 #include <bfs/fsck.h>
 #include <bfs/log.h>
+#include <bfs/probe.h>
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "fsck_json.h"
+#include "progress.h"
+
+/* well under a mount's: fsck reads each node about once, so a big cache buys little */
+#define FSCK_DEFAULT_CACHE	(16ull << 20)
+#define FSCK_MIN_CACHE		(4ull << 20)
+
+enum { OPT_LIST = 256, OPT_JSON, OPT_CACHE };
 
 static const struct option fsck_longopts[] = {
 	{ "no",		no_argument, NULL, 'n' },
@@ -19,36 +37,132 @@ static const struct option fsck_longopts[] = {
 	{ "force",	no_argument, NULL, 'f' },
 	{ "verbose",	no_argument, NULL, 'v' },
 	{ "check-data",	no_argument, NULL, 'c' },
-	{ "list-problems", no_argument, NULL, 'L' },
+	{ "version",	no_argument, NULL, 'V' },
+	{ "progress",	required_argument, NULL, 'C' },
+	{ "json",	no_argument, NULL, OPT_JSON },
+	{ "cache-size",	required_argument, NULL, OPT_CACHE },
+	{ "list-problems", no_argument, NULL, OPT_LIST },
 	{ NULL, 0, NULL, 0 }
 };
 
+struct fsck_cmd {
+	const struct bfs_cmd *cmd;
+	struct bfs_fsck f;
+	char	device[4096];		/* what every line starts with */
+	FILE	*out;			/* the report: stdout, or stderr under --json */
+	bool	json;
+	struct fsck_json problems;
+	struct bfs_progress progress;
+	bool	yes_to_all;		/* "a" was answered */
+	bool	no_more_input;		/* end of input: every later question is "no" */
+};
+
+static void say(struct fsck_cmd *fc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct fsck_cmd *fc, const char *fmt, ...)
+{
+	va_list ap;
+
+	bfs_progress_clear(&fc->progress);
+	fprintf(fc->out, "%s: ", fc->device);
+	va_start(ap, fmt);
+	vfprintf(fc->out, fmt, ap);
+	va_end(ap);
+	fputc('\n', fc->out);
+}
+
 static void print_line(void *ctx, const char *line)
 {
-	printf("%s%s\n", (const char *)ctx, line);
+	say(ctx, "%s", line);
 }
 
 /*
  * libcore's own messages (what exactly is wrong, where) go to the same
  * stream as the problem reports, so they read in order
  */
-static void log_stdout(enum bfs_log_level level, const char *msg, void *ctx)
+static void log_report(enum bfs_log_level level, const char *msg, void *ctx)
 {
 	if (level == BFS_LOG_DEBUG)
 		return;
-	printf("%s%s%s\n", (const char *)ctx, level == BFS_LOG_ERR ? "error: " :
-	       level == BFS_LOG_WARN ? "warning: " : "", msg);
+	say(ctx, "%s%s", level == BFS_LOG_ERR ? "error: " : level == BFS_LOG_WARN ? "warning: " : "",
+	    msg);
+}
+
+static void report(void *ctx, const struct bfs_fsck_report *r)
+{
+	struct fsck_cmd *fc = ctx;
+
+	if (fc->json)
+		fsck_json_add(&fc->problems, r);
+}
+
+static void progress(void *ctx, unsigned pass, u64 cur, u64 max)
+{
+	struct fsck_cmd *fc = ctx;
+	char name[64];
+
+	snprintf(name, sizeof(name), "pass %u (%s)", pass, bfs_fsck_pass_name(pass) ?: "?");
+	bfs_progress_update(&fc->progress, pass, name, cur, max);
+}
+
+/* y, n or a ("yes to all"), as words or letters; anything else is asked again */
+static int parse_answer(const char *s)
+{
+	char w[8];
+	size_t n = 0;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	while (*s && !isspace((unsigned char)*s) && n < sizeof(w) - 1)
+		w[n++] = (char)tolower((unsigned char)*s++);
+	w[n] = '\0';
+	while (isspace((unsigned char)*s))
+		s++;
+	if (*s)
+		return 0;
+	if (!strcmp(w, "y") || !strcmp(w, "yes"))
+		return 'y';
+	if (!strcmp(w, "n") || !strcmp(w, "no"))
+		return 'n';
+	if (!strcmp(w, "a") || !strcmp(w, "all"))
+		return 'a';
+	return 0;
 }
 
 static bool ask_tty(void *ctx, const char *prompt)
 {
-	char answer[16];
+	struct fsck_cmd *fc = ctx;
+	char line[256];
+	int a;
 
-	printf("%s? [y/n] ", prompt);
-	fflush(stdout);
-	if (!fgets(answer, sizeof(answer), stdin))
-		return false;
-	return answer[0] == 'y' || answer[0] == 'Y';
+	bfs_progress_clear(&fc->progress);
+	if (fc->yes_to_all || fc->no_more_input) {
+		say(fc, "%s? %s", prompt, fc->yes_to_all ? "yes (to all)" : "no (end of input)");
+		return fc->yes_to_all;
+	}
+	for (;;) {
+		fprintf(fc->out, "%s: %s? [y/n/a] ", fc->device, prompt);
+		fflush(fc->out);
+		if (!fgets(line, sizeof(line), stdin)) {
+			fputc('\n', fc->out);
+			say(fc, "end of input: answering no to this and every later question");
+			fc->no_more_input = true;
+			return false;
+		}
+		/* the rest of an overlong line is not a second answer */
+		if (!strchr(line, '\n')) {
+			int c;
+
+			while ((c = getchar()) != EOF && c != '\n')
+				;
+			line[0] = '\0';
+		}
+		a = parse_answer(line);
+		if (a == 'a')
+			fc->yes_to_all = true;
+		if (a)
+			return a != 'n';
+		fprintf(fc->out, "%s: please answer y (yes), n (no) or a (yes to all)\n", fc->device);
+	}
 }
 
 /* NAME, flags and message of every problem, one per line (the man page's list) */
@@ -70,83 +184,235 @@ static void list_problem(void *ctx, enum bfs_problem_code code)
 	       bfs_problem_message(code));
 }
 
-static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
+static const char *mode_name(enum bfs_fsck_mode m)
 {
-	struct bfs_fsck f = { .mode = BFS_FSCK_MODE_ASK };
-	char prefix[4096];
+	static const char *const names[] = {
+		[BFS_FSCK_MODE_NO] = "check", [BFS_FSCK_MODE_YES] = "yes",
+		[BFS_FSCK_MODE_PREEN] = "preen", [BFS_FSCK_MODE_ASK] = "interactive",
+	};
+
+	return names[m];
+}
+
+/* an operational error about the device: one line, and the JSON record if asked */
+static int device_error(struct fsck_cmd *fc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int device_error(struct fsck_cmd *fc, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "bfs fsck: %s: %s\n", fc->device, msg);
+	if (fc->json) {
+		struct fsck_json_run run = {
+			.device = fc->device, .mode = mode_name(fc->f.mode), .f = &fc->f,
+			.error = msg, .exit_code = BFS_FSCK_ERROR,
+		};
+
+		fsck_json_print(stdout, &fc->problems, &run);
+	}
+	return BFS_FSCK_ERROR;
+}
+
+/* -C FD: 0 is a bar on the terminal, any other descriptor gets e2fsck's lines */
+static int setup_progress(struct fsck_cmd *fc, const char *arg)
+{
+	char *end;
+	long fd;
+
+	errno = 0;
+	fd = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || fd < 0 || fd > 1 << 20) {
+		bfs_cmd_usage_error(fc->cmd, "-C wants a file descriptor number, not '%s'", arg);
+		return BFS_FSCK_USAGE;
+	}
+	if (fd == 0) {
+		/* under --json, stdout carries the JSON: the bar goes to stderr */
+		bfs_progress_init_bar(&fc->progress, fc->json ? STDERR_FILENO : STDOUT_FILENO,
+				      fc->device);
+		return 0;
+	}
+	if (fcntl((int)fd, F_GETFD) < 0) {
+		bfs_cmd_usage_error(fc->cmd, "-C %ld: file descriptor %ld is not open", fd, fd);
+		return BFS_FSCK_USAGE;
+	}
+	bfs_progress_init_lines(&fc->progress, (int)fd, fc->device);
+	return 0;
+}
+
+/* UUID=/LABEL= as fstab(5) names devices, else the path as given */
+static int find_device(struct fsck_cmd *fc, const char *arg)
+{
+	char err[BFS_ERR_LEN];
+	int ret;
+
+	snprintf(fc->device, sizeof(fc->device), "%s", arg);
+	if (!bfs_devspec_is_tag(arg))
+		return 0;
+	ret = bfs_devspec_resolve(arg, fc->device, sizeof(fc->device), err);
+	if (ret)
+		return device_error(fc, "%s", err);
+	return 0;
+}
+
+/* fsck(8): a mounted filesystem is never repaired; -n only warns */
+static int check_not_mounted(struct fsck_cmd *fc)
+{
+	char where[4096];
+	int ret = bfs_check_mounted(fc->device, where, sizeof(where));
+
+	if (ret == -ENOENT)
+		return device_error(fc, "no such file or device");
+	if (ret < 0)
+		return device_error(fc, "cannot check whether it is mounted: %s", strerror(-ret));
+	if (!ret)
+		return 0;
+	if (fc->f.mode != BFS_FSCK_MODE_NO)
+		return device_error(fc, "in use (%s); not checking it", where);
+	say(fc, "warning: in use (%s): the check may report changes in progress", where);
+	return 0;
+}
+
+static void summary(struct fsck_cmd *fc, int ret)
+{
+	const struct bfs_fsck *f = &fc->f;
+
+	if (ret <= BFS_FSCK_CORRECTED)
+		fprintf(fc->out, "%s: %s%u problem%s found, %u fixed\n", fc->device,
+			ret == BFS_FSCK_OK ? "clean, " : "", f->nr_problems,
+			f->nr_problems == 1 ? "" : "s", f->nr_fixed);
+	else if (ret == BFS_FSCK_UNCORRECTED)
+		fprintf(fc->out, "%s: %u problem%s found, %u left unfixed\n", fc->device,
+			f->nr_problems, f->nr_problems == 1 ? "" : "s", f->nr_unfixed);
+}
+
+static int parse_args(struct fsck_cmd *fc, int argc, char **argv)
+{
+	const char *progress_arg = NULL;
 	int c, ret, modes = 0;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, fc->cmd->shortopts, fc->cmd->longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			f.mode = BFS_FSCK_MODE_NO;
+			fc->f.mode = BFS_FSCK_MODE_NO;
 			modes++;
 			break;
 		case 'y':
-			f.mode = BFS_FSCK_MODE_YES;
+			fc->f.mode = BFS_FSCK_MODE_YES;
 			modes++;
 			break;
 		case 'p':
 		case 'a':
-			f.mode = BFS_FSCK_MODE_PREEN;
+			fc->f.mode = BFS_FSCK_MODE_PREEN;
 			modes++;
 			break;
 		case 'f':
 			break;	/* always a full check: bfs has no "clean, skip" shortcut yet */
 		case 'v':
-			f.verbose = true;
+			fc->f.verbose = true;
 			break;
 		case 'c':
-			f.check_data = true;
+			fc->f.check_data = true;
 			break;
-		case 'L':
+		case 'V':
+			printf("fsck.bcowfs (bfs %s)\n", BFS_VERSION);
+			return -1;
+		case 'C':
+			progress_arg = optarg;
+			break;
+		case OPT_JSON:
+			fc->json = true;
+			break;
+		case OPT_CACHE:
+			if (bfs_parse_size(optarg, &fc->f.cache_bytes) ||
+			    fc->f.cache_bytes < FSCK_MIN_CACHE) {
+				bfs_cmd_usage_error(fc->cmd, "bad --cache-size '%s' (at least 4M)", optarg);
+				return BFS_FSCK_USAGE;
+			}
+			break;
+		case OPT_LIST:
 			bfs_fsck_list_problems(list_problem, NULL);
-			return 0;
+			return -1;
 		default:
-			bfs_cmd_usage_error(cmd, "bad option");
+			bfs_cmd_usage_error(fc->cmd, "bad option");
 			return BFS_FSCK_USAGE;
 		}
 	}
 	if (modes > 1) {
-		bfs_cmd_usage_error(cmd, "only one of -n, -y and -p may be given");
+		bfs_cmd_usage_error(fc->cmd, "only one of -n, -y and -p may be given");
 		return BFS_FSCK_USAGE;
 	}
-	if (bfs_cmd_want_device(cmd, argc))
+	if (bfs_cmd_want_device(fc->cmd, argc))
 		return BFS_FSCK_USAGE;
-	if (f.mode == BFS_FSCK_MODE_ASK) {
-		if (!isatty(STDIN_FILENO)) {
-			bfs_cmd_error(cmd, "need a terminal for interactive repairs; use -n, -y or -p");
-			return BFS_FSCK_USAGE;
-		}
-		f.ask = ask_tty;
+	snprintf(fc->device, sizeof(fc->device), "%s", argv[optind]);
+	if (progress_arg) {
+		ret = setup_progress(fc, progress_arg);
+		if (ret)
+			return ret;
 	}
-	/* preen output is prefixed with the device, as fsck -A interleaves several */
-	snprintf(prefix, sizeof(prefix), "%s%s", f.mode == BFS_FSCK_MODE_PREEN ? argv[optind] : "",
-		 f.mode == BFS_FSCK_MODE_PREEN ? ": " : "");
-	f.print = print_line;
-	f.ctx = prefix;
-	bfs_log_set_hook(log_stdout, prefix);
+	return 0;
+}
 
-	ret = bfs_dev_open(argv[optind], f.mode == BFS_FSCK_MODE_NO ? BFS_DEV_RDONLY : BFS_DEV_EXCL,
-			   &f.dev);
+static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
+{
+	struct fsck_cmd fc = {
+		.cmd = cmd, .f = { .mode = BFS_FSCK_MODE_ASK, .cache_bytes = FSCK_DEFAULT_CACHE },
+	};
+	int ret;
+
+	ret = parse_args(&fc, argc, argv);
+	if (ret)
+		return ret < 0 ? BFS_FSCK_OK : ret;
+	fc.out = fc.json ? stderr : stdout;
+	if (fc.f.mode == BFS_FSCK_MODE_ASK && !isatty(STDIN_FILENO)) {
+		/* nobody to ask (a script, a boot without console): look, don't touch */
+		fc.f.mode = BFS_FSCK_MODE_NO;
+		say(&fc, "no terminal to ask on: checking only, as with -n");
+	}
+	if (fc.f.mode == BFS_FSCK_MODE_ASK)
+		fc.f.ask = ask_tty;
+	fc.f.print = print_line;
+	fc.f.report = report;
+	fc.f.progress = progress;
+	fc.f.ctx = &fc;
+
+	ret = find_device(&fc, argv[optind]);
+	if (!ret)
+		ret = check_not_mounted(&fc);
+	if (ret)
+		goto out;
+	ret = bfs_dev_open(fc.device, fc.f.mode == BFS_FSCK_MODE_NO ? BFS_DEV_RDONLY : BFS_DEV_EXCL,
+			   &fc.f.dev);
 	if (ret == -EBUSY) {
-		bfs_cmd_error(cmd, "'%s' is in use (mounted?); not checking it", argv[optind]);
-		return BFS_FSCK_ERROR;
+		ret = device_error(&fc, "in use (mounted, or another bfs command has it); not checking it");
+		goto out;
 	}
 	if (ret) {
-		bfs_cmd_error(cmd, "cannot open '%s': %s", argv[optind], strerror(-ret));
-		return BFS_FSCK_ERROR;
+		ret = device_error(&fc, "cannot open: %s", strerror(-ret));
+		goto out;
 	}
-	ret = bfs_fsck_run(&f);
-	if (ret <= BFS_FSCK_CORRECTED)
-		printf("%s: %s%u problem%s found, %u fixed\n", argv[optind],
-		       ret == BFS_FSCK_OK ? "clean, " : "", f.nr_problems,
-		       f.nr_problems == 1 ? "" : "s", f.nr_fixed);
-	else if (ret == BFS_FSCK_UNCORRECTED)
-		printf("%s: %u problem%s found, %u left unfixed\n", argv[optind],
-		       f.nr_problems, f.nr_problems == 1 ? "" : "s", f.nr_unfixed);
-	bfs_fsck_release(&f);
-	bfs_dev_close(f.dev);
+	bfs_log_set_hook(log_report, &fc);
+	ret = bfs_fsck_run(&fc.f);
+	bfs_progress_done(&fc.progress);
+	bfs_cmd_log_to_stderr();
+	summary(&fc, ret);
+	if (fc.json) {
+		struct fsck_json_run run = {
+			.device = fc.device, .mode = mode_name(fc.f.mode), .f = &fc.f, .ran = true,
+			.error = ret == BFS_FSCK_ERROR ? "the check stopped on an operational error "
+							 "(see the messages)" : NULL,
+			.exit_code = ret,
+		};
+
+		fsck_json_print(stdout, &fc.problems, &run);
+	}
+	bfs_fsck_release(&fc.f);
+	bfs_dev_close(fc.f.dev);
+out:
+	bfs_progress_done(&fc.progress);
+	fsck_json_free(&fc.problems);
 	return ret;
 }
 
@@ -154,7 +420,7 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	.name = "fsck",
 	.fn = cmd_fsck,
 	.summary = "check and repair a bfs filesystem offline",
-	.synopsis = "[-n|-y|-p] [-f] [-v] DEVICE",
+	.synopsis = "[-n|-y|-p] [-f] [-v] [-c] [-C FD] [--json] [--cache-size SIZE] DEVICE",
 	.help =
 	"Options:\n"
 	"  -n, --no          check only: open read-only and change nothing\n"
@@ -163,13 +429,21 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"  -f, --force       check even if the filesystem seems clean\n"
 	"  -v, --verbose     say what each pass does\n"
 	"  -c, --check-data  read all file data and verify its checksums\n"
+	"  -C, --progress FD progress: 0 draws a bar on the terminal, another FD gets\n"
+	"                    \"pass current max device\" lines (as e2fsck, for fsck(8))\n"
+	"      --json        print a JSON summary on stdout (the report goes to stderr)\n"
+	"      --cache-size SIZE  btree node cache (default 16M, at least 4M)\n"
+	"  -V, --version     print the version and exit\n"
 	"      --list-problems  list every problem fsck knows (name, flags, message)\n"
+	"\nDEVICE is a path, or UUID=... or LABEL=... as in fstab(5).  Without -n, -y\n"
+	"or -p each repair is asked on the terminal (y, n, or a: yes to all); with\n"
+	"no terminal, fsck checks only, as with -n.\n"
 	"\nChecks the superblock and its backup copies (pass 0), then replays the\n"
 	"journal (in memory with -n) and checks every btree (pass 1), then the\n"
 	"directories, inodes, link counts and file data ownership (pass 2).\n"
 	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
 	"8 operational error, 16 usage error.\n",
-	.shortopts = "nypafvc",
+	.shortopts = "nypafvcVC:",
 	.longopts = fsck_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -30,6 +30,7 @@ enum bfs_fsck_mode {
 /* one problem as fsck reported it, with what was decided (the --json record) */
 struct bfs_fsck_report {
 	enum bfs_problem_code code;
+	unsigned pass;			/* the pass that found it */
 	const char *name;		/* "BTREE_DAMAGED" */
 	const char *message;		/* the table's message */
 	const char *detail;		/* what exactly, where */
@@ -50,9 +51,16 @@ struct bfs_fsck {
 	void (*print)(void *ctx, const char *line);
 	/* every problem with its decision, after it is printed (optional) */
 	void (*report)(void *ctx, const struct bfs_fsck_report *r);
+	/*
+	 * how far pass @pass is: @cur of @max units of real work (superblock
+	 * copies, btree nodes, inode numbers swept); optional, called often
+	 */
+	void (*progress)(void *ctx, unsigned pass, u64 cur, u64 max);
 	void *ctx;
+	u64 cache_bytes;	/* node cache budget for the passes; 0 = the core's default */
 
 	/* results */
+	unsigned pass;		/* the pass running, or the last one that ran */
 	unsigned nr_problems, nr_fixed, nr_unfixed;
 	bool preen_stopped;	/* -p met a problem it may not fix */
 	bool btrees_damaged;	/* pass 1 found damage: later passes are skipped */
@@ -81,10 +89,15 @@ void bfs_fsck_repair_failed(struct bfs_fsck *f, enum bfs_problem_code code, int 
 /* call @fn for every problem code, in table order (man page, --list-problems) */
 void bfs_fsck_list_problems(void (*fn)(void *ctx, enum bfs_problem_code code), void *ctx);
 
+/* "superblock", "btrees", ... for pass @pass (from 0), NULL past the last */
+const char *bfs_fsck_pass_name(unsigned pass);
+
 /* run every pass; returns the fsck(8) exit code */
 int bfs_fsck_run(struct bfs_fsck *f);
 void bfs_fsck_release(struct bfs_fsck *f);
 void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* for the passes: the running pass (f->pass) is at @cur of @max; calls the hook, if any */
+void bfs_fsck_progress(struct bfs_fsck *f, u64 cur, u64 max);
 
 #endif

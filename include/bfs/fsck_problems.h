@@ -37,6 +37,7 @@
 	x(SB_BACKUP_INVALID, PREEN, "backup superblock is invalid", "Rewrite it")	\
 	x(SB_BACKUP_STALE, PREEN, "backup superblock differs from the primary",	\
 	  "Update it")								\
+	x(SB_NONE_VALID, NOFIX, "cannot find a valid superblock", "Ignore")	\
 	/* pass 1: journal */							\
 	x(JOURNAL_UNREPLAYABLE, LOSS, "journal is damaged", "Discard it")	\
 	/* pass 1: journal entries (libcore/journal/read.c decides, doc/format/journal.md) */ \

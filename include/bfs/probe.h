@@ -31,4 +31,14 @@ int bfs_image_create(const char *path, unsigned long long size);
 /* cut the image file @path to @size bytes (never grows it); -ENOTSUP if not a regular file */
 int bfs_image_shrink(const char *path, unsigned long long size);
 
+/* ---- finding block devices (libcore/os/blockdevs.c), for <bfs/devspec.h> ---- */
+
+/* libblkid's answer for TOKEN=VALUE: 1 and the device in @path, or 0 */
+int bfs_os_blkid_resolve(const char *token, const char *value, char *path, size_t len);
+/*
+ * @fn for every block device the kernel lists (/proc/partitions, as
+ * /dev/NAME); a non-zero return from @fn stops the walk and is returned
+ */
+int bfs_os_for_each_blockdev(int (*fn)(void *ctx, const char *path), void *ctx);
+
 #endif /* BFS_PROBE_H */

@@ -46,6 +46,8 @@ struct fs_check {
 	char	*names;		/* entry names, not NUL-terminated */
 	size_t	names_len, names_cap;
 	u64	lf_ino;		/* /lost+found, once known to be a directory; 0: none */
+	/* progress: each fsck_for_each_key() sweep counts inode numbers 0..next_ino */
+	u64	next_ino, sweep, nr_sweeps, seen;
 	char	path[FSCK_PATH_MAX];
 };
 

@@ -14,12 +14,18 @@ static const struct {
 	{ "directories and inodes", bfs_fsck_pass_fs },
 };
 
+const char *bfs_fsck_pass_name(unsigned pass)
+{
+	return pass < ARRAY_SIZE(passes) ? passes[pass].name : NULL;
+}
+
 int bfs_fsck_run(struct bfs_fsck *f)
 {
 	size_t i;
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(passes); i++) {
+		f->pass = (unsigned)i;
 		if (f->verbose)
 			bfs_fsck_printf(f, "pass %zu: checking %s", i, passes[i].name);
 		ret = passes[i].fn(f);

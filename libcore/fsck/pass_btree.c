@@ -65,7 +65,7 @@ static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *op
 	opts->salvage_journal = f->journal_salvage;
 	opts->journal_finding = bfs_fsck_journal_decided;
 	opts->salvage = true;
-	opts->cache_bytes = 256 * MiB;
+	opts->cache_bytes = f->cache_bytes ?: 256 * MiB;
 	ret = bfs_core_open(f->dev, opts, c);
 	if (ret != -EUCLEAN || writable)
 		return ret;
@@ -186,13 +186,20 @@ static int protect_replayed(void *ctx, struct bfs_core *c, unsigned id, const st
 
 static void check_all(struct btree_check *bc, struct bfs_core *c)
 {
+	struct bfs_core_stats cs;
 	unsigned id;
+	u64 reads0;
 
+	/* progress: nodes read out of the node slots in use */
+	bfs_core_get_stats(c, &cs);
+	reads0 = cs.node_reads;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		long bad;
 
 		bc->cur = id;
 		bad = bfs_btree_check(c, id, take_finding, bc);
+		bfs_core_get_stats(c, &cs);
+		bfs_fsck_progress(bc->f, cs.node_reads - reads0, cs.meta_slots_used);
 		if (bad < 0) {
 			struct bfs_fsck_loc loc = { .btree = (int)id };
 
@@ -213,6 +220,7 @@ static void check_all(struct btree_check *bc, struct bfs_core *c)
 				bc->fix[id] = true;
 		}
 	}
+	bfs_fsck_progress(bc->f, cs.meta_slots_used, cs.meta_slots_used);
 }
 
 static void rebuild_stats(struct bfs_fsck *f, unsigned id, const struct bfs_rebuild_stats *st,

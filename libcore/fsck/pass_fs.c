@@ -325,6 +325,7 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 {
 	struct bfs_fs_opts opts = {
 		.read_only = f->mode == BFS_FSCK_MODE_NO || f->journal_salvage,
+		.cache_bytes = f->cache_bytes,
 		.salvage_journal = f->journal_salvage,
 		.journal_finding = bfs_fsck_journal_decided,
 		.check_roots = fix_root_finding, .check_ctx = f,	/* counter, root dir */
@@ -343,6 +344,9 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return ret;
 	}
 	fc.c = bfs_fs_core(fc.fs);
+	fc.nr_sweeps = 4;	/* the fsck_for_each_key() calls below */
+	if (bfs_ns_counter_read(fc.fs, &fc.next_ino))
+		fc.next_ino = 0;	/* no progress then; the checks below still run */
 	ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_inode);
 	if (!ret)
 		ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_orphan);
@@ -369,6 +373,7 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		check_attached(&fc, &fc.in[i]);
 	for (i = 0; !ret && i < fc.nr; i++)
 		check_inode(&fc, &fc.in[i]);
+	bfs_fsck_progress(f, fc.nr_sweeps * fc.next_ino, fc.nr_sweeps * fc.next_ino);
 	if (!ret && f->verbose)
 		bfs_fsck_printf(f, "%zu inodes checked", fc.nr);
 	if (ret)

@@ -43,6 +43,7 @@ static int read_copies(struct bfs_fsck *f, struct copies *c)
 		memset(c->buf[i], 0, BFS_SB_MAX_BYTES);
 		c->ret[i] = bfs_sb_read_copy(f->dev, le64_to_cpu(ref->copy_offset[i]), c->buf[i],
 					     c->err[i]);
+		bfs_fsck_progress(f, i + 1, c->nr);
 		if (!i)
 			continue;
 		if (c->ret[i] || le64_to_cpu(c->buf[i]->seq) != le64_to_cpu(ref->seq))
@@ -98,10 +99,15 @@ int bfs_fsck_pass_super(struct bfs_fsck *f)
 	int ret;
 
 	ret = bfs_sb_read(f->dev, &f->sb, err);
+	if (ret == -EUCLEAN) {
+		/* bfs magic, but no copy is valid (or the device is too small): damage */
+		bfs_fix_problem(f, PR_SB_NONE_VALID, "%s", err);
+		return -EUCLEAN;
+	}
 	if (ret) {
+		/* no bfs magic anywhere, or I/O: an operational error, as e2fsck has it */
 		bfs_fsck_printf(f, "cannot find a valid superblock: %s", err);
-		/* nothing to check against: an operational error, as e2fsck has it */
-		return ret == -EUCLEAN ? -ENOENT : ret;
+		return ret;
 	}
 	if (f->mode != BFS_FSCK_MODE_NO && bfs_sb_check_writable(f->sb.sb, err)) {
 		bfs_fsck_printf(f, "%s; check with -n", err);

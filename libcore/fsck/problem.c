@@ -57,12 +57,18 @@ void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 		f->print(f->ctx, line);
 }
 
+void bfs_fsck_progress(struct bfs_fsck *f, u64 cur, u64 max)
+{
+	if (f->progress)
+		f->progress(f->ctx, f->pass, BFS_MIN(cur, max), max);
+}
+
 static void report(struct bfs_fsck *f, enum bfs_problem_code code, const struct bfs_fsck_loc *loc,
 		   const char *detail, bool fixed, bool failed)
 {
 	const struct bfs_problem *p = problem(code);
 	struct bfs_fsck_report r = {
-		.code = code, .name = p->name, .message = p->message, .detail = detail,
+		.code = code, .pass = f->pass, .name = p->name, .message = p->message, .detail = detail,
 		.flags = p->flags, .loc = loc ? *loc : BFS_FSCK_LOC_NONE,
 		.fixed = fixed, .repair_failed = failed,
 	};
@@ -98,7 +104,8 @@ static bool decide(struct bfs_fsck *f, enum bfs_problem_code code, const struct 
 		bfs_fsck_printf(f, "%s? yes", p->prompt);
 		break;
 	case BFS_FSCK_MODE_PREEN:
-		fix = p->flags & BFS_PR_PREEN;
+		/* once preen has stopped, nothing more is changed (e2fsck exits there) */
+		fix = (p->flags & BFS_PR_PREEN) && !f->preen_stopped;
 		if (fix)
 			bfs_fsck_printf(f, "%s: fixed (preen)", p->prompt);
 		else

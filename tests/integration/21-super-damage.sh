@@ -53,15 +53,31 @@ dd if=/dev/zero of=dead.img bs=65536 seek=$((256 * 16 - 1)) count=1 conv=notrunc
 expect_rc 1 "$BFS" show-super dead.img
 contains err "bad magic"
 expect_rc 8 "$BFS" fsck -n dead.img
+contains out "dead.img: cannot find a valid superblock"
+expect_rc 8 "$BFS" fsck -n zero.img
+contains out "zero.img: cannot find a valid superblock"
 
 note "truncated image"
 cp img trunc.img
 truncate -s 128M trunc.img
 expect_rc 1 "$BFS" show-super trunc.img
 contains err "truncated image"
-expect_rc 8 "$BFS" fsck -n trunc.img
+expect_rc 4 "$BFS" fsck -n trunc.img
+contains out "truncated image"
 
-note "interactive fsck needs a terminal"
-expect_rc 16 "$BFS" fsck bad.img </dev/null
-contains err "need a terminal"
+note "every copy corrupt (bfs magic, bad checksums): damage left unfixed"
+cp img csum.img
+for off in 4096 524288 $((256 * 1048576 - 65536)); do
+	printf X | dd of=csum.img bs=1 seek=$((off + 48)) conv=notrunc status=none
+done
+expect_rc 4 "$BFS" fsck -n csum.img
+contains out "csum.img: cannot find a valid superblock: bad checksum"
+
+note "interactive fsck without a terminal checks only, as -n"
+cp img tty.img
+printf 'garbage!' | dd of=tty.img bs=1 seek=$((4096 + 64)) conv=notrunc status=none
+sum=$(md5sum < tty.img)
+expect_rc 4 "$BFS" fsck tty.img </dev/null
+contains out "checking only, as with -n"
+[ "$(md5sum < tty.img)" = "$sum" ] || fail "fsck without a terminal wrote to the image"
 echo ok
