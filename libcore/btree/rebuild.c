@@ -515,8 +515,10 @@ int bfs_btree_rebuild(struct bfs_core *c, enum bfs_btree_id id,
 		ret = fill_holes(&r, cands, nr_cands);
 	if (ret)
 		goto out;
-	qsort(r.src, r.nr_src, sizeof(*r.src), cmp_source);
-	qsort(r.holes, r.nr_holes, sizeof(*r.holes), cmp_range);
+	if (r.nr_src)	/* qsort(NULL, 0) is undefined */
+		qsort(r.src, r.nr_src, sizeof(*r.src), cmp_source);
+	if (r.nr_holes)
+		qsort(r.holes, r.nr_holes, sizeof(*r.holes), cmp_range);
 	for (i = 0; i < r.nr_holes; i++) {
 		char a[64], b[64];
 

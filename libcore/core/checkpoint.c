@@ -55,7 +55,8 @@ static int write_nodes(struct bfs_core *c)
 	ret = bfs_cache_dirty_nodes(c, &arr, &nr);
 	if (ret)
 		return ret;
-	qsort(arr, nr, sizeof(*arr), cmp_level);
+	if (nr)
+		qsort(arr, nr, sizeof(*arr), cmp_level);
 	for (i = 0; i < nr; i++) {
 		struct btree_node *n = arr[i];
 
