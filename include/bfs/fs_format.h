@@ -32,6 +32,8 @@
 #define BFS_XATTR_NAME_MAX	255
 #define BFS_XATTR_SIZE_MAX	(64 * 1024)
 #define BFS_SYMLINK_MAX		4095
+/* inode numbers are below this: the counter can always move past them */
+#define BFS_INO_LIMIT		(UINT64_C(1) << 62)
 
 /* ---- inodes ---- */
 

@@ -51,7 +51,7 @@ static int scan_max(struct roots *r, enum bfs_btree_id id)
 		if (k->type == BFS_KEY_INODE || k->type == BFS_KEY_SYMLINK ||
 		    k->type == BFS_KEY_DIRENT || k->type == BFS_KEY_XATTR ||
 		    k->type == BFS_KEY_XATTR_DATA || k->type == BFS_KEY_EXTENT)
-			r->max_ino = BFS_MAX(r->max_ino, ino);
+			r->max_ino = BFS_MAX(r->max_ino, ino < BFS_INO_LIMIT ? ino : 0);
 		if (k->type == BFS_KEY_DIRENT)
 			r->max_ino = BFS_MAX(r->max_ino,
 					     le64_to_cpu(((const struct bfs_dirent_v *)k->v)->ino));

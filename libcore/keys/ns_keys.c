@@ -61,6 +61,8 @@ static int inode_validate(const struct bfs_bkey *k, char *err, size_t err_len)
 
 	if (!le64_to_cpu(k->inode) || le64_to_cpu(k->offset))
 		FAIL("inode key at offset %llu or inode 0", (unsigned long long)le64_to_cpu(k->offset));
+	if (le64_to_cpu(k->inode) >= BFS_INO_LIMIT)
+		FAIL("inode number %llu beyond the limit", (unsigned long long)le64_to_cpu(k->inode));
 	if (!mode_valid(mode))
 		FAIL("inode mode 0%o invalid", mode);
 	if (le32_to_cpu(v->flags) & ~BFS_INODE_FLAGS_KNOWN)
@@ -176,8 +178,8 @@ static int dirent_validate(const struct bfs_bkey *k, char *err, size_t err_len)
 	if (memchr(v->name, '/', n) || memchr(v->name, 0, n) ||
 	    is_dot((const char *)v->name, n))
 		FAIL("dirent name invalid ('/', NUL, \".\" or \"..\")");
-	if (!le64_to_cpu(v->ino))
-		FAIL("dirent points to inode 0");
+	if (!le64_to_cpu(v->ino) || le64_to_cpu(v->ino) >= BFS_INO_LIMIT)
+		FAIL("dirent points to inode %llu", (unsigned long long)le64_to_cpu(v->ino));
 	if (!mode_valid((u32)v->type << 12))
 		FAIL("dirent type %u invalid", v->type);
 	return 0;
