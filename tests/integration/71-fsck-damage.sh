@@ -4,7 +4,7 @@
 # sees the damaged field, not a checksum error.  Then a sample of the
 # convergence harness: no crash, hang or sanitizer report, fsck -n never
 # writes; convergence is measured and fails the test only below
-# BFS_DAMAGE_MIN_CONVERGE percent (default 0, raised as repair lands).
+# BFS_DAMAGE_MIN_CONVERGE percent (make check passes 75; see the Makefile).
 # `make check` runs it with the sanitizer build (BFS_DAMAGE_BFS); `make soak`
 # runs thousands of cases.
 . "$(dirname "$0")/lib.sh"
