@@ -172,6 +172,14 @@ int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struc
  * byte @skip of the key's range into @out.  -EIO on a checksum mismatch or a
  * stale pointer (logged with inode, file offset and device offset).
  */
+/*
+ * Read the chunk extent value @v points to, check its checksum and
+ * decompress it: *out is the whole uncompressed chunk (bfs_free() it).
+ * -EIO (read), -EBADMSG (checksum), -EILSEQ (zstd frame), -EUCLEAN
+ * (malformed): @why says what and where.  The data path and fsck -c share it.
+ */
+int bfs_data_chunk_load(struct bfs_dev *dev, u32 block_size, const struct bfs_extent_v *v,
+			u8 **out, char *why, size_t why_len);
 int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 skip, void *out,
 			 size_t len);
 /* read logical bytes [off, off + len) of @ino (holes read as zeros, no size clamp) */

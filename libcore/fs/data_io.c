@@ -6,6 +6,7 @@
  * returned, so a mismatch is always -EIO and never wrong data.
  */
 #include <inttypes.h>
+#include <stdio.h>
 
 #include <zstd.h>
 
@@ -56,6 +57,72 @@ int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struc
 	return ret;
 }
 
+int bfs_data_chunk_load(struct bfs_dev *dev, u32 block_size, const struct bfs_extent_v *v,
+			u8 **out, char *why, size_t why_len)
+{
+	u64 off = le64_to_cpu(v->offset);
+	u32 stored = le32_to_cpu(v->stored_bytes);
+	size_t chunk = (size_t)le32_to_cpu(v->chunk_sectors) << BFS_SECTOR_SHIFT;
+	size_t disk = BFS_ROUND_UP((size_t)stored, (size_t)block_size);
+	u8 *buf, *plain;
+	size_t n;
+	int ret;
+
+	*out = NULL;
+	if (!stored || stored > BFS_EXTENT_CHUNK_MAX || chunk > BFS_EXTENT_CHUNK_MAX) {
+		snprintf(why, why_len, "malformed extent at device offset %" PRIu64, off);
+		return -EUCLEAN;	/* key validation keeps such keys out */
+	}
+	/* aligned: on an O_DIRECT device it is read without a bounce */
+	buf = bfs_aligned_alloc(4096, disk);
+	if (!buf)
+		return -ENOMEM;
+	ret = bfs_dev_read(dev, off, buf, disk);
+	if (ret) {
+		snprintf(why, why_len, "read error at device offset %" PRIu64 ": %s", off,
+			 strerror(-ret));
+		bfs_free(buf);
+		return -EIO;
+	}
+	if (v->csum_type != BFS_CSUM_NONE) {
+		u64 have = bfs_csum(v->csum_type, buf, stored);
+
+		if (have != le64_to_cpu(v->csum)) {
+			snprintf(why, why_len, "checksum mismatch at device offset %" PRIu64
+				 " (%u bytes): expected %016" PRIx64 ", found %016" PRIx64, off, stored,
+				 le64_to_cpu(v->csum), have);
+			bfs_free(buf);
+			return -EBADMSG;
+		}
+	}
+	if (v->compression == BFS_COMPRESSION_NONE) {
+		*out = buf;
+		return 0;
+	}
+	if (v->compression != BFS_COMPRESSION_ZSTD) {
+		snprintf(why, why_len, "unknown compression %u at device offset %" PRIu64,
+			 v->compression, off);
+		bfs_free(buf);
+		return -EUCLEAN;
+	}
+	plain = bfs_malloc(chunk);
+	if (!plain) {
+		bfs_free(buf);
+		return -ENOMEM;
+	}
+	n = ZSTD_decompress(plain, chunk, buf, stored);
+	bfs_free(buf);
+	if (ZSTD_isError(n) || n != chunk) {
+		snprintf(why, why_len, "zstd frame at device offset %" PRIu64 " (%u bytes) %s%s", off,
+			 stored, ZSTD_isError(n) ? "does not decompress: " : "has the wrong size",
+			 ZSTD_isError(n) ? ZSTD_getErrorName(n) : "");
+		bfs_free(plain);
+		return -EILSEQ;
+	}
+	*out = plain;
+	return 0;
+}
+
 int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 skip, void *out,
 			 size_t len)
 {
@@ -63,11 +130,11 @@ int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 sk
 	u64 ino = le64_to_cpu(k->inode);
 	u64 foff = (bfs_bkey_start(k) << BFS_SECTOR_SHIFT) + skip;
 	u64 dev_off = le64_to_cpu(v->offset), b;
-	u32 stored = le32_to_cpu(v->stored_bytes);
 	u32 chunk = le32_to_cpu(v->chunk_sectors) << BFS_SECTOR_SHIFT;
 	u64 from = ((u64)le32_to_cpu(v->chunk_offset) << BFS_SECTOR_SHIFT) + skip;
-	u8 *buf, *plain;
-	int ret = 0;
+	char why[256];
+	u8 *plain;
+	int ret;
 
 	if (v->flags & BFS_EXTENT_F_UNWRITTEN) {
 		memset(out, 0, len);
@@ -80,58 +147,21 @@ int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 sk
 			bfs_data_bucket_valid(d, b) ? bfs_data_bucket_gen(d, b) : 0);
 		return -EIO;
 	}
-	if (from + len > chunk || !stored || stored > BFS_EXTENT_CHUNK_MAX) {
+	if (from + len > chunk) {
 		bfs_err("inode %" PRIu64 " file offset %" PRIu64 ": extent at device offset %" PRIu64
 			" is malformed", ino, foff, dev_off);
 		return -EIO;
 	}
-	/* aligned: on an O_DIRECT device it is read without a bounce */
-	buf = bfs_aligned_alloc(4096, BFS_ROUND_UP((size_t)stored, (size_t)d->block_size));
-	if (!buf)
-		return -ENOMEM;
-	ret = bfs_dev_read(d->dev, dev_off, buf, BFS_ROUND_UP((size_t)stored, (size_t)d->block_size));
+	ret = bfs_data_chunk_load(d->dev, d->block_size, v, &plain, why, sizeof(why));
+	if (ret == -ENOMEM)
+		return ret;
 	if (ret) {
-		bfs_err("inode %" PRIu64 " file offset %" PRIu64 ": read error %d at device offset %"
-			PRIu64, ino, foff, ret, dev_off);
-		ret = -EIO;
-		goto out;
+		bfs_err("inode %" PRIu64 " file offset %" PRIu64 ": data %s", ino, foff, why);
+		return -EIO;
 	}
-	if (v->csum_type != BFS_CSUM_NONE) {
-		u64 have = bfs_csum(v->csum_type, buf, stored);
-
-		if (have != le64_to_cpu(v->csum)) {
-			bfs_err("inode %" PRIu64 " file offset %" PRIu64 ": data checksum mismatch at device offset %"
-				PRIu64 " (%u bytes): expected %016" PRIx64 ", got %016" PRIx64,
-				ino, foff, dev_off, stored, le64_to_cpu(v->csum), have);
-			ret = -EIO;
-			goto out;
-		}
-	}
-	if (v->compression == BFS_COMPRESSION_ZSTD) {
-		size_t n;
-
-		plain = bfs_malloc(chunk);
-		if (!plain) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		n = ZSTD_decompress(plain, chunk, buf, stored);
-		if (ZSTD_isError(n) || n != chunk) {
-			bfs_err("inode %" PRIu64 " file offset %" PRIu64 ": cannot decompress chunk at device offset %"
-				PRIu64, ino, foff, dev_off);
-			ret = -EIO;
-		} else {
-			memcpy(out, plain + from, len);
-		}
-		bfs_free(plain);
-	} else if (v->compression == BFS_COMPRESSION_NONE) {
-		memcpy(out, buf + from, len);
-	} else {
-		ret = -EIO;
-	}
-out:
-	bfs_free(buf);
-	return ret;
+	memcpy(out, plain + from, len);
+	bfs_free(plain);
+	return 0;
 }
 
 int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u64 off)

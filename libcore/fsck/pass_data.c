@@ -9,7 +9,6 @@
  * Pointers that pass_extents.c or pass_alloc.c found bad (kept with -n) are
  * not read again: they are reported already.
  */
-#include <bfs/checksum.h>
 #include <bfs/core.h>
 #include <bfs/extent_format.h>
 #include <bfs/format.h>
@@ -18,64 +17,18 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <zstd.h>
 
 #include "fs_check.h"
 #include "../fs/data.h"	/* the data layer's bucket generations */
 
 int fsck_verify_chunk(struct fs_check *fc, const struct bfs_bkey *k, char *why, size_t why_len)
 {
-	const struct bfs_extent_v *v = bfs_bkey_val(k);
-	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size), off = le64_to_cpu(v->offset);
-	u32 stored = le32_to_cpu(v->stored_bytes);
-	size_t chunk = (size_t)le32_to_cpu(v->chunk_sectors) << BFS_SECTOR_SHIFT;
-	size_t disk = BFS_ROUND_UP((size_t)stored, (size_t)bs);
-	u8 *buf, *plain = NULL;
-	int ret;
+	u8 *plain;
+	int ret = bfs_data_chunk_load(bfs_core_dev(fc->c),
+				      le32_to_cpu(bfs_core_sb(fc->c)->block_size), bfs_bkey_val(k),
+				      &plain, why, why_len);
 
-	if (!stored || stored > BFS_EXTENT_CHUNK_MAX || chunk > BFS_EXTENT_CHUNK_MAX)
-		return -EUCLEAN;	/* key validation keeps such keys out */
-	buf = bfs_malloc(disk);
-	if (!buf)
-		return -ENOMEM;
-	ret = bfs_dev_read(bfs_core_dev(fc->c), off, buf, disk);
-	if (ret) {
-		snprintf(why, why_len, "read error at device offset %llu: %s",
-			 (unsigned long long)off, strerror(-ret));
-		ret = -EIO;
-		goto out;
-	}
-	if (v->csum_type != BFS_CSUM_NONE) {
-		u64 have = bfs_csum(v->csum_type, buf, stored);
-
-		if (have != le64_to_cpu(v->csum)) {
-			snprintf(why, why_len, "checksum mismatch at device offset %llu (%u bytes): "
-				 "expected %016llx, found %016llx", (unsigned long long)off, stored,
-				 (unsigned long long)le64_to_cpu(v->csum), (unsigned long long)have);
-			ret = -EBADMSG;
-			goto out;
-		}
-	}
-	if (v->compression == BFS_COMPRESSION_ZSTD) {
-		size_t n;
-
-		plain = bfs_malloc(chunk);
-		if (!plain) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		n = ZSTD_decompress(plain, chunk, buf, stored);
-		if (ZSTD_isError(n) || n != chunk) {
-			snprintf(why, why_len, "zstd frame at device offset %llu (%u bytes) %s%s",
-				 (unsigned long long)off, stored,
-				 ZSTD_isError(n) ? "does not decompress: " : "has the wrong size",
-				 ZSTD_isError(n) ? ZSTD_getErrorName(n) : "");
-			ret = -EILSEQ;
-		}
-	}
-out:
 	bfs_free(plain);
-	bfs_free(buf);
 	return ret;
 }
 
