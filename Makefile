@@ -48,7 +48,7 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 # udev reads /usr/local/lib/udev/rules.d as well as /usr/lib/udev/rules.d
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 
-.PHONY: all clean check unit-check asan-check integration-check demo install deps \
+.PHONY: all clean check fixtures-expect unit-check asan-check integration-check demo install deps \
 	completion man-problems crash-soak soak clang-check fixtures bench
 
 all: $(B)/bfs $(B)/libcore.a
@@ -147,6 +147,10 @@ demo:
 # regenerate the fsck fixture corpus (review the expect.* diffs before committing)
 fixtures: $(B)/bfs $(TOOL_BINS)
 	sh fixtures/make-fixtures.sh $(B)
+
+# the expected outputs only, from the committed images (after a message change)
+fixtures-expect: $(B)/bfs $(TOOL_BINS)
+	sh fixtures/make-fixtures.sh $(B) --expect
 
 # the LMDB peer of `bfs bench btree` (bench/btree-vs-lmdb also builds it when missing)
 $(B)/bench/lmdb_bench: bench/lmdb_bench.c

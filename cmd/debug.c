@@ -62,6 +62,7 @@ const struct dbg_cmd dbg_cmds[] = {
 	  "flip bytes at ADDR+OFFSET, checksums left wrong (raw write)", W, 2, 3 },
 	{ "write", dbg_cmd_write, "HOSTFILE PATH", "copy a host file into the image", FS | W, 2, 2 },
 	{ "mkdir", dbg_cmd_mkdir, "PATH", "make a directory", FS | W, 1, 1 },
+	{ "symlink", dbg_cmd_symlink, "TARGET PATH", "make a symbolic link to TARGET", FS | W, 2, 2 },
 	{ "rm", dbg_cmd_rm, "PATH", "remove a file, symlink or empty directory", FS | W, 1, 1 },
 	/* the shell */
 	{ "help", dbg_cmd_help, "[COMMAND]", "list the commands, or describe one", RO, 0, 1 },

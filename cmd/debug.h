@@ -151,6 +151,7 @@ int dbg_cmd_put_key(struct dbg *d, int argc, char **argv);
 int dbg_cmd_corrupt(struct dbg *d, int argc, char **argv);
 int dbg_cmd_write(struct dbg *d, int argc, char **argv);
 int dbg_cmd_mkdir(struct dbg *d, int argc, char **argv);
+int dbg_cmd_symlink(struct dbg *d, int argc, char **argv);
 int dbg_cmd_rm(struct dbg *d, int argc, char **argv);
 
 #endif /* BFS_CMD_DEBUG_H */

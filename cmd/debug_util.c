@@ -30,34 +30,13 @@ int dbg_err(struct dbg *d, const char *fmt, ...)
 /* the same syntax as bfs dump-btree --start */
 int dbg_parse_pos(const char *s, struct bfs_bpos *p)
 {
-	unsigned long long a, b;
-	unsigned c = 0;
-	int n = 0;
-
-	if (!strcmp(s, "min")) {
-		*p = BFS_POS_MIN;
-		return 0;
-	}
-	if (!strcmp(s, "max")) {
-		*p = BFS_POS_MAX;
-		return 0;
-	}
-	if (sscanf(s, "%llu:%llu%n", &a, &b, &n) != 2)
-		return -EINVAL;
-	if (s[n] == ':' && sscanf(s + n + 1, "%u%n", &c, &n) == 1)
-		;
-	else if (s[n])
-		return -EINVAL;
-	*p = BFS_POS(a, b, c);
-	return 0;
+	return bfs_bpos_parse(s, p);
 }
 
 const char *dbg_pos_text(struct bfs_bpos p, char buf[64])
 {
 	if (bfs_bpos_eq(p, BFS_POS_MIN))
 		return strcpy(buf, "min");
-	if (bfs_bpos_eq(p, BFS_POS_MAX))
-		return strcpy(buf, "max");
 	bfs_bpos_to_text(buf, 64, p);
 	return buf;
 }

@@ -95,6 +95,10 @@ static int set_inode_raw(struct dbg *d, u64 ino, const char *field, u64 v)
 		iv->sectors = cpu_to_le64(v);
 	} else if (!strcmp(field, "raw_size")) {
 		iv->size = cpu_to_le64(v);	/* no truncate or extension, unlike "size" */
+	} else if (!strcmp(field, "raw_mode")) {
+		iv->mode = cpu_to_le32((u32)v);	/* the file type too, unlike "mode" */
+		if (!S_ISDIR((u32)v))
+			iv->parent = cpu_to_le64(0);	/* else the key itself is invalid */
 	} else {
 		iv->parent = cpu_to_le64(v);
 	}
@@ -108,7 +112,8 @@ static int set_inode_raw(struct dbg *d, u64 ino, const char *field, u64 v)
 static bool raw_field(const char *field)
 {
 	return !strcmp(field, "nlink") || !strcmp(field, "generation") ||
-	       !strcmp(field, "sectors") || !strcmp(field, "parent") || !strcmp(field, "raw_size");
+	       !strcmp(field, "sectors") || !strcmp(field, "parent") || !strcmp(field, "raw_size") ||
+	       !strcmp(field, "raw_mode");
 }
 
 int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
@@ -123,6 +128,14 @@ int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
 	ret = resolve_inum(d, argv[1], &ino);
 	if (ret)
 		return dbg_err(d, "%s: %s", argv[1], strerror(-ret));
+	if (!strcmp(field, "raw_mode")) {
+		/* the whole mode in octal, file type included (0100644) */
+		errno = 0;
+		v = strtoull(val, &end, 8);
+		if (errno || *end || !*val || v > 0177777)
+			return dbg_err(d, "bad mode '%s' (octal, file type and permission bits)", val);
+		return set_inode_raw(d, ino, field, v);
+	}
 	if (raw_field(field)) {
 		if (dbg_parse_u64(val, &v))
 			return dbg_err(d, "bad number '%s'", val);
@@ -163,7 +176,8 @@ int dbg_cmd_set_inode(struct dbg *d, int argc, char **argv)
 			sa.flags = (u32)v;
 		} else {
 			return dbg_err(d, "unknown field '%s' (mode, uid, gid, size, flags, atime, "
-				       "mtime, ctime, nlink, generation, sectors, parent, raw_size)", field);
+				       "mtime, ctime, nlink, generation, sectors, parent, raw_size, raw_mode)",
+				       field);
 		}
 	}
 	ret = bfs_fs_setattr(d->fs, ino, &sa, &st);
@@ -353,7 +367,7 @@ int dbg_cmd_corrupt(struct dbg *d, int argc, char **argv)
 	return ret ? dbg_err(d, "%s", strerror(-ret)) : 0;
 }
 
-/* ---- write, mkdir, rm ---- */
+/* ---- write, mkdir, symlink, rm ---- */
 
 int dbg_cmd_write(struct dbg *d, int argc, char **argv)
 {
@@ -424,6 +438,22 @@ int dbg_cmd_mkdir(struct dbg *d, int argc, char **argv)
 		ret = bfs_fs_mkdir(d->fs, dir, name, len, 0755, &root_creds, &st);
 	if (ret)
 		return dbg_err(d, "%s: %s", argv[1], strerror(-ret));
+	return sync_fs(d);
+}
+
+int dbg_cmd_symlink(struct dbg *d, int argc, char **argv)
+{
+	const char *name;
+	struct bfs_stat st;
+	size_t len;
+	u64 dir;
+	int ret;
+
+	ret = dbg_resolve_parent(d, argv[2], &dir, &name, &len);
+	if (!ret)
+		ret = bfs_fs_symlink(d->fs, dir, name, len, argv[1], &root_creds, &st);
+	if (ret)
+		return dbg_err(d, "%s: %s", argv[2], strerror(-ret));
 	return sync_fs(d);
 }
 

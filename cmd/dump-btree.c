@@ -36,48 +36,6 @@ struct dump {
 	u64 keys, nodes_seen, damaged;
 };
 
-/* one component of a position: a number or "max" */
-static int parse_component(const char **s, u64 max, u64 *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!strncmp(*s, "max", 3)) {
-		*out = max;
-		*s += 3;
-		return 0;
-	}
-	if (**s < '0' || **s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(*s, &end, 10);
-	if (errno || v > max)
-		return -EINVAL;
-	*out = v;
-	*s = end;
-	return 0;
-}
-
-/* INODE:OFFSET[:SNAPSHOT], each part a number or "max"; or "min" / "max" */
-static int parse_pos(const char *s, struct bfs_bpos *p)
-{
-	u64 inode, offset, snap = 0;
-
-	if (!strcmp(s, "min") || !strcmp(s, "max")) {
-		*p = s[1] == 'i' ? BFS_POS_MIN : BFS_POS_MAX;
-		return 0;
-	}
-	if (parse_component(&s, UINT64_MAX, &inode) || *s++ != ':' ||
-	    parse_component(&s, UINT64_MAX, &offset))
-		return -EINVAL;
-	if (*s == ':' && (s++, parse_component(&s, UINT32_MAX, &snap)))
-		return -EINVAL;
-	if (*s)
-		return -EINVAL;
-	*p = BFS_POS(inode, offset, (u32)snap);
-	return 0;
-}
-
 static void json_str(const char *s)
 {
 	out_json_string(stdout, s);
@@ -105,8 +63,8 @@ static int node_cb(void *ctx, const struct bfs_btree_node_info *ni)
 			       bfs_btree_id_name(ni->btree_id), ni->level, ni->offset, ni->err);
 		return 0;
 	}
-	bfs_pos_text(a, sizeof(a), ni->min_key);
-	bfs_pos_text(b, sizeof(b), ni->max_key);
+	bfs_bpos_to_text(a, sizeof(a), ni->min_key);
+	bfs_bpos_to_text(b, sizeof(b), ni->max_key);
 	if (d->json) {
 		json_sep(d);
 		printf("{\"type\": \"node\", \"level\": %u, \"offset\": %" PRIu64 ", \"seq\": %" PRIu64
@@ -204,12 +162,12 @@ static int cmd_dump_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 							   "dirents, xattrs, alloc)", optarg);
 			break;
 		case 's':
-			if (parse_pos(optarg, &d.start))
+			if (bfs_bpos_parse(optarg, &d.start))
 				return bfs_cmd_usage_error(cmd, "bad position '%s' (INODE:OFFSET[:SNAPSHOT])",
 							   optarg);
 			break;
 		case 'e':
-			if (parse_pos(optarg, &d.end))
+			if (bfs_bpos_parse(optarg, &d.end))
 				return bfs_cmd_usage_error(cmd, "bad position '%s' (INODE:OFFSET[:SNAPSHOT])",
 							   optarg);
 			break;

@@ -38,26 +38,6 @@ void bfs_pos_json(FILE *f, struct bfs_bpos p)
 	fputc('}', f);
 }
 
-static int comp_text(char *buf, size_t len, u64 v, u64 max)
-{
-	return v == max ? snprintf(buf, len, "max") : snprintf(buf, len, "%" PRIu64, v);
-}
-
-void bfs_pos_text(char *buf, size_t len, struct bfs_bpos p)
-{
-	size_t n;
-
-	if (p.inode == UINT64_MAX && p.offset == UINT64_MAX && p.snapshot == UINT32_MAX) {
-		snprintf(buf, len, "max");
-		return;
-	}
-	n = (size_t)comp_text(buf, len, p.inode, UINT64_MAX);
-	n += (size_t)snprintf(buf + BFS_MIN(n, len), len - BFS_MIN(n, len), ":");
-	n += (size_t)comp_text(buf + BFS_MIN(n, len), len - BFS_MIN(n, len), p.offset, UINT64_MAX);
-	n += (size_t)snprintf(buf + BFS_MIN(n, len), len - BFS_MIN(n, len), ":");
-	comp_text(buf + BFS_MIN(n, len), len - BFS_MIN(n, len), p.snapshot, UINT32_MAX);
-}
-
 /* @len bytes of @s as a JSON string */
 static void bytes_json(FILE *f, const u8 *s, size_t len)
 {

@@ -9,8 +9,6 @@
 
 /* {"inode": N|"max", "offset": N|"max", "snapshot": N|"max"} */
 void bfs_pos_json(FILE *f, struct bfs_bpos p);
-/* "INODE:OFFSET:SNAPSHOT" with "max" for a component at its maximum */
-void bfs_pos_text(char *buf, size_t len, struct bfs_bpos p);
 /*
  * The key as one JSON object: "key_type" (name), "type_id", "u64s", "pos",
  * "size" and "value", an object of the value's fields by name (empty for

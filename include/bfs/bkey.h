@@ -215,8 +215,10 @@ const char *bfs_bkey_type_name(unsigned type);
  */
 int bfs_bkey_validate(const struct bfs_bkey *k, bool is_extents, char *err, size_t err_len);
 
-/* "inode:offset:snapshot" */
+/* "inode:offset:snapshot", a component at its maximum as "max", BFS_POS_MAX as "max" */
 int bfs_bpos_to_text(char *buf, size_t len, struct bfs_bpos p);
+/* what bfs_bpos_to_text() prints, the snapshot optional, or "min"; -EINVAL/-ERANGE */
+int bfs_bpos_parse(const char *s, struct bfs_bpos *p);
 /* "u64s 6 type cookie pos 1:2:0 size 0: <value>" */
 int bfs_bkey_to_text(char *buf, size_t len, const struct bfs_bkey *k);
 

@@ -90,8 +90,6 @@
 	  "Rebuild the btree")							\
 	x(BTREE_TOPOLOGY, 0, "child nodes leave a gap or overlap in the key range",	\
 	  "Rebuild the btree")							\
-	x(BTREE_LEAF_RANGE, 0, "btree leaves do not tile the key space",	\
-	  "Rebuild the btree")							\
 	x(BTREE_BSET_BAD_SIZE, LOSS, "key set in a btree node has a bad size or offset",	\
 	  "Drop it and the key sets after it")					\
 	x(BTREE_BSET_CSUM, LOSS, "key set in a btree node has a bad checksum",	\

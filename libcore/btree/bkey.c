@@ -4,6 +4,7 @@
  * type's methods from the key-type table (libcore/keys/).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <bfs/bkey.h>
 #include <bfs/btree_format.h>
@@ -42,10 +43,75 @@ int bfs_bkey_validate(const struct bfs_bkey *k, bool is_extents, char *err, size
 #undef FAIL
 }
 
+/* a component at its maximum prints as "max": UINT64_MAX means "to the end" */
+static int comp_to_text(char *buf, size_t len, u64 v, u64 max, const char *sep)
+{
+	return v == max ? snprintf(buf, len, "max%s", sep) :
+			  snprintf(buf, len, "%llu%s", (unsigned long long)v, sep);
+}
+
 int bfs_bpos_to_text(char *buf, size_t len, struct bfs_bpos p)
 {
-	return snprintf(buf, len, "%llu:%llu:%u", (unsigned long long)p.inode,
-			(unsigned long long)p.offset, p.snapshot);
+	int n, m;
+
+	if (bfs_bpos_eq(p, BFS_POS_MAX))
+		return snprintf(buf, len, "max");
+	n = comp_to_text(buf, len, p.inode, UINT64_MAX, ":");
+	m = comp_to_text(buf + BFS_MIN((size_t)n, len), len - BFS_MIN((size_t)n, len), p.offset,
+			 UINT64_MAX, ":");
+	n += m;
+	m = comp_to_text(buf + BFS_MIN((size_t)n, len), len - BFS_MIN((size_t)n, len), p.snapshot,
+			 UINT32_MAX, "");
+	return n + m;
+}
+
+/* one component: a decimal number up to @max, or "max" */
+static int comp_parse(const char **s, u64 max, u64 *out)
+{
+	u64 v = 0;
+	const char *q = *s;
+
+	if (!strncmp(q, "max", 3)) {
+		*out = max;
+		*s = q + 3;
+		return 0;
+	}
+	if (*q < '0' || *q > '9')
+		return -EINVAL;
+	for (; *q >= '0' && *q <= '9'; q++) {
+		if (v > (max - (u64)(*q - '0')) / 10)
+			return -ERANGE;
+		v = v * 10 + (u64)(*q - '0');
+	}
+	*out = v;
+	*s = q;
+	return 0;
+}
+
+int bfs_bpos_parse(const char *s, struct bfs_bpos *p)
+{
+	u64 inode, offset, snap = 0;
+	int ret;
+
+	if (!strcmp(s, "min") || !strcmp(s, "max")) {
+		*p = s[1] == 'i' ? BFS_POS_MIN : BFS_POS_MAX;
+		return 0;
+	}
+	if ((ret = comp_parse(&s, UINT64_MAX, &inode)))
+		return ret;
+	if (*s++ != ':')
+		return -EINVAL;
+	if ((ret = comp_parse(&s, UINT64_MAX, &offset)))
+		return ret;
+	if (*s == ':') {
+		s++;
+		if ((ret = comp_parse(&s, UINT32_MAX, &snap)))
+			return ret;
+	}
+	if (*s)
+		return -EINVAL;
+	*p = BFS_POS(inode, offset, (u32)snap);
+	return 0;
 }
 
 int bfs_bkey_to_text(char *buf, size_t len, const struct bfs_bkey *k)

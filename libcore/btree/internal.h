@@ -202,6 +202,9 @@ extern __thread struct bfs_core *bfs_committing;
 /* a node with an uninitialised node_size buffer (read or written before use) */
 struct btree_node *bfs_node_alloc(struct bfs_core *c);
 void bfs_node_free(struct bfs_core *c, struct btree_node *n);
+/* why the node behind child pointer @ptr cannot be read (@ret from the read) */
+void bfs_node_explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int ret,
+		      struct bfs_btree_node_info *ni);
 size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n);
 /* index of the first key >= pos (nr if none) */
 u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos);

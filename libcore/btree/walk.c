@@ -30,8 +30,8 @@ static void node_info(struct bfs_core *c, struct btree_node *n, struct bfs_btree
 }
 
 /* read the node behind @ptr privately, to get the reason it is unreadable */
-static void explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int ret,
-		    struct bfs_btree_node_info *ni)
+void bfs_node_explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int ret,
+		      struct bfs_btree_node_info *ni)
 {
 	const struct bfs_btree_ptr *p = bkey_ptr_val(ptr);
 	struct btree_node *n = bfs_node_alloc(c);
@@ -101,7 +101,7 @@ static int walk_node(struct walk *w, struct btree_node *n)
 		if (err) {
 			struct bfs_btree_node_info bad;
 
-			explain(w->c, w->id, k, err, &bad);
+			bfs_node_explain(w->c, w->id, k, err, &bad);
 			if (w->node_fn)
 				ret = w->node_fn(w->ctx, &bad);
 			continue;
@@ -182,7 +182,7 @@ static int verify_node(void *ctx, const struct bfs_btree_node_info *ni)
 	} else if (!ni->level) {
 		if (v->at_end || (v->have_leaf ? !bfs_bpos_eq(ni->min_key, v->next_leaf_min) :
 				  !bfs_bpos_eq(ni->min_key, BFS_POS_MIN)))
-			finding(v, PR_BTREE_LEAF_RANGE, ni->offset, &ni->min_key,
+			finding(v, PR_BTREE_TOPOLOGY, ni->offset, &ni->min_key,
 				"btree %s leaf at %llu starts at %s, expected %s",
 				bfs_btree_id_name(ni->btree_id), (unsigned long long)ni->offset,
 				bfs_node_pos_text(ni->min_key, a, sizeof(a)),
@@ -228,15 +228,23 @@ long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn
 	if ((unsigned)id >= BFS_BTREE_NR)
 		return -EINVAL;
 	if (!c->trees[id].node) {
-		finding(&v, PR_BTREE_ROOT_BAD, le64_to_cpu(c->trees[id].disk.offset), NULL,
-			"btree %s: the root node cannot be read", bfs_btree_id_name(id));
+		/* the open recorded why (bad pointer, unreadable or malformed root) */
+		unsigned code = PR_BTREE_ROOT_BAD;
+		const char *what = NULL;
+
+		bfs_core_btree_damage(c, id, &code, &what);
+		if (what)
+			finding(&v, code, le64_to_cpu(c->trees[id].disk.offset), NULL, "%s", what);
+		else
+			finding(&v, PR_BTREE_ROOT_BAD, le64_to_cpu(c->trees[id].disk.offset), NULL,
+				"btree %s: the root node cannot be read", bfs_btree_id_name(id));
 		return v.errors;
 	}
 	ret = bfs_btree_walk(c, id, verify_node, verify_key, &v);
 	if (ret)
 		return ret;
 	if (!v.at_end)
-		finding(&v, PR_BTREE_LEAF_RANGE, 0, NULL,
+		finding(&v, PR_BTREE_TOPOLOGY, 0, NULL,
 			"btree %s: leaves do not reach the end of the key space", bfs_btree_id_name(id));
 	return v.errors;
 }

@@ -205,11 +205,16 @@ static int load_roots(struct bfs_core *c, const struct bfs_btree_ptr *jroots, co
 			ret = -EUCLEAN;
 		} else {
 			ret = bfs_cache_get(c, (u8)id, k, &c->trees[id].node);
-			if (ret == -EUCLEAN || (ret && c->opts.salvage))
-				bfs_core_note_damage(c, (u8)id, PR_BTREE_ROOT_BAD,
-						     "btree %s: the root node at %llu cannot be read",
+			if (ret == -EUCLEAN || (ret && c->opts.salvage)) {
+				/* name what is wrong with it, as for any other node */
+				struct bfs_btree_node_info ni;
+
+				bfs_node_explain(c, (u8)id, k, ret, &ni);
+				bfs_core_note_damage(c, (u8)id, ni.code ? ni.code : PR_BTREE_ROOT_BAD,
+						     "btree %s: the root node at %llu cannot be read: %s",
 						     bfs_btree_id_name(id),
-						     (unsigned long long)le64_to_cpu(p->offset));
+						     (unsigned long long)le64_to_cpu(p->offset), ni.err);
+			}
 			if (!ret)
 				ret = mark_tree(c, (u8)id, c->trees[id].node);
 		}

@@ -26,7 +26,37 @@ for dir in "$REPO"/fixtures/f_*/; do
 			cmp -s before.img test.img || fail "$f: fsck -n changed the image"
 		fi
 	done
+	# every problem code a check or a repair of this image reports (coverage below)
+	for mode in -n -y; do
+		cp before.img json.img
+		# shellcheck disable=SC2046
+		"$BFS" fsck $mode --json $(cat "$dir/args" 2>/dev/null) json.img 2>/dev/null |
+			sed -n 's/^ *"code": "\([A-Z0-9_]*\)",*$/\1/p' >> codes.seen || true
+	done
 	n=$((n + 1))
 done
 [ $n -gt 0 ] || fail "no fixtures found"
 echo "$n fixtures ok"
+
+# Every problem code is triggered by a fixture or by a unit test naming it
+# (PR_CODE in tests/unit), or is listed here with the reason neither can.
+untestable="
+BTREE_DAMAGED		a rebuild that leaves damage behind is a bug; nothing makes one on purpose
+BTREE_UNREADABLE	a walk error other than damage (ENOMEM) cannot be forced from an image
+BTREE_PTR_SHARED	the walk first finds the stale seq or range such a pointer must have (f_btree_ptr_shared)
+BTREE_REPLAY_BLOCKED	the walk reports the damaged node replay ran into by its own code first
+BTREE_ROOT_BAD		a root pointer lives in the checksummed clean section or journal: only a bug or forgery makes a bad one
+JOURNAL_UNREPLAYABLE	the fallback after a declined journal salvage that still fails: no image known makes it
+BTREE_NODE_READ_ERROR	an I/O error: needs read-error injection (no device-mapper here); open gap
+DATA_READ_ERROR		an I/O error: needs read-error injection (no device-mapper here); open gap
+"
+"$BFS" fsck --list-problems | cut -f1 | sort -u > codes.all
+sort -u codes.seen > codes.fixtures
+missing=
+for code in $(comm -23 codes.all codes.fixtures); do
+	grep -qw "PR_$code" "$REPO"/tests/unit/*.c && continue
+	printf '%s\n' "$untestable" | grep -q "^$code[[:space:]]" && continue
+	missing="$missing $code"
+done
+[ -z "$missing" ] || fail "problem codes no fixture or unit test triggers:$missing"
+echo "problem codes: $(wc -l < codes.fixtures) from fixtures, the rest from unit tests or listed"

@@ -83,11 +83,12 @@ static void check_one(struct harness *h, struct bfs_dev *img, struct crash_marks
 }
 
 /*
- * A state between the flush at @from (whose image is @at_flush, @mk its
- * marks) and entry @to: every write in between survives or not at random (a
- * FUA write always does), and one may be torn to a multiple of 512 bytes.
+ * A state after the flush that precedes entry @first (whose image is
+ * @at_flush, @mk its marks), crashed at entry @to: every write of
+ * @first..@to survives or not at random (a FUA write always does), and one
+ * may be torn to a multiple of 512 bytes.
  */
-static void random_state(struct harness *h, struct bfs_dev *at_flush, size_t from, size_t to,
+static void random_state(struct harness *h, struct bfs_dev *at_flush, size_t first, size_t to,
 			 struct crash_marks mk)
 {
 	struct bfs_dev *img;
@@ -95,8 +96,8 @@ static void random_state(struct harness *h, struct bfs_dev *at_flush, size_t fro
 
 	ck_assert_int_eq(bfs_dev_clone_mem(at_flush, &img), 0);
 	if (crash_splitmix(&h->rng) % 2)
-		torn = from + 1 + crash_splitmix(&h->rng) % (to - from);
-	for (i = from + 1; i <= to; i++) {
+		torn = first + crash_splitmix(&h->rng) % (to - first + 1);
+	for (i = first; i <= to; i++) {
 		const struct bfs_iolog_entry *e = &h->log.entries[i];
 
 		if (e->type == BFS_IOLOG_MARK) {
@@ -133,6 +134,8 @@ static void flush_state(struct harness *h, struct bfs_dev *run, struct crash_mar
  * Walk the log from flush to flush.  @run always holds the image with every
  * write so far applied; at a sampled flush it is checked, and random states
  * of the interval after it are built from it before the interval is applied.
+ * The start of the log counts as a flush (the base image is durable), so the
+ * first interval begins at entry 0 whatever that entry is.
  */
 void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
 			crash_check_fn check, void *ctx, struct crash_result *res)
@@ -140,7 +143,7 @@ void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
 	u64 max_flush = crash_env_u64("BFS_CRASH_MAX_FLUSH_STATES", 80);
 	u64 per_interval = crash_env_u64("BFS_CRASH_RANDOM_STATES", 2);
 	struct harness h = { .check = check, .ctx = ctx, .rng = seed, .res = res };
-	size_t i, next, nr_flushes = 0, flush_no = 0;
+	size_t i, first, end, nr_flushes = 0, flush_no = 0;
 	struct crash_marks mk = { 0 };
 	struct bfs_dev *run;
 
@@ -150,19 +153,19 @@ void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
 	for (i = 0; i < h.log.nr; i++)
 		nr_flushes += is_barrier(&h.log, i);
 	ck_assert_int_eq(bfs_dev_clone_mem(base_img, &run), 0);
-	for (i = 0; i < h.log.nr; i = next) {
+	for (first = 0;; first = end + 1) {
 		bool sample = nr_flushes <= max_flush ||
 			flush_no * max_flush / nr_flushes != (flush_no + 1) * max_flush / nr_flushes;
 		u64 r;
 
-		/* i is the start or a flush: find the next flush */
-		for (next = i + 1; next < h.log.nr && !is_barrier(&h.log, next); next++)
+		/* the interval is first..end-1; end is the next flush or the log's end */
+		for (end = first; end < h.log.nr && !is_barrier(&h.log, end); end++)
 			;
-		if (i && sample)
-			flush_state(&h, run, mk, i);
-		for (r = 0; sample && r < per_interval && next > i + 1; r++)
-			random_state(&h, run, i, i + 1 + crash_splitmix(&h.rng) % (next - i - 1), mk);
-		for (i++; i < next; i++) {
+		if (first && sample)
+			flush_state(&h, run, mk, first - 1);
+		for (r = 0; sample && r < per_interval && end > first; r++)
+			random_state(&h, run, first, first + crash_splitmix(&h.rng) % (end - first), mk);
+		for (i = first; i < end; i++) {
 			const struct bfs_iolog_entry *e = &h.log.entries[i];
 
 			if (e->type == BFS_IOLOG_MARK)
@@ -171,6 +174,8 @@ void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
 				ck_assert_int_eq(bfs_iolog_apply(&h.log, i, run, 0), 0);
 		}
 		flush_no++;
+		if (end >= h.log.nr)
+			break;
 	}
 	/* the final state: everything written */
 	check_one(&h, run, mk, "end", h.log.nr);

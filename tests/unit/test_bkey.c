@@ -84,6 +84,51 @@ START_TEST(test_extent_start)
 }
 END_TEST
 
+/* positions print with "max" for a component at its maximum and parse back */
+START_TEST(test_pos_text_parse)
+{
+	static const struct {
+		struct bfs_bpos pos;
+		const char *text;
+	} cases[] = {
+		{ BFS_POS(0, 0, 0), "0:0:0" },
+		{ BFS_POS(5, 4096, 1), "5:4096:1" },
+		{ BFS_POS(1000000, UINT64_MAX, UINT32_MAX), "1000000:max:max" },
+		{ BFS_POS(UINT64_MAX, 7, 0), "max:7:0" },
+		{ BFS_POS(UINT64_MAX - 1, UINT64_MAX - 1, UINT32_MAX - 1),
+		  "18446744073709551614:18446744073709551614:4294967294" },
+	};
+	struct bfs_bpos p;
+	char buf[80];
+	unsigned i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bfs_bpos_to_text(buf, sizeof(buf), cases[i].pos);
+		ck_assert_str_eq(buf, cases[i].text);
+		ck_assert_int_eq(bfs_bpos_parse(buf, &p), 0);
+		ck_assert(bfs_bpos_eq(p, cases[i].pos));
+	}
+	bfs_bpos_to_text(buf, sizeof(buf), BFS_POS_MAX);
+	ck_assert_str_eq(buf, "max");
+	ck_assert_int_eq(bfs_bpos_parse("max", &p), 0);
+	ck_assert(bfs_bpos_eq(p, BFS_POS_MAX));
+	ck_assert_int_eq(bfs_bpos_parse("min", &p), 0);
+	ck_assert(bfs_bpos_eq(p, BFS_POS_MIN));
+	ck_assert_int_eq(bfs_bpos_parse("3:4", &p), 0);
+	ck_assert(bfs_bpos_eq(p, BFS_POS(3, 4, 0)));
+	/* a truncated buffer still ends in a NUL and the count is what was needed */
+	ck_assert_int_eq(bfs_bpos_to_text(buf, 4, BFS_POS(12345, 6, 7)), 9);
+	ck_assert_str_eq(buf, "123");
+	ck_assert_int_eq(bfs_bpos_parse("", &p), -EINVAL);
+	ck_assert_int_eq(bfs_bpos_parse("1", &p), -EINVAL);
+	ck_assert_int_eq(bfs_bpos_parse("1:2:3:4", &p), -EINVAL);
+	ck_assert_int_eq(bfs_bpos_parse("1:-2", &p), -EINVAL);
+	ck_assert_int_eq(bfs_bpos_parse("1:2:4294967296", &p), -ERANGE);
+	ck_assert_int_eq(bfs_bpos_parse("18446744073709551616:0", &p), -ERANGE);
+	ck_assert_int_eq(bfs_bpos_parse("maxi:0", &p), -EINVAL);
+}
+END_TEST
+
 START_TEST(test_validate_and_text)
 {
 	u64 buf[8];
@@ -141,6 +186,7 @@ static Suite *bkey_suite(void)
 	tcase_add_test(tc, test_layout);
 	tcase_add_test(tc, test_extent_start);
 	tcase_add_test(tc, test_validate_and_text);
+	tcase_add_test(tc, test_pos_text_parse);
 	suite_add_tcase(s, tc);
 	return s;
 }

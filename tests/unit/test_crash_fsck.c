@@ -336,7 +336,6 @@ static bool second_run_interrupted(struct ctx *c, struct bfs_dev *img, char *why
 
 	ck_assert_int_eq(bfs_dev_clone_mem(img, &base), 0);
 	ck_assert_int_eq(bfs_dev_record_start(img, c->logpath2), 0);
-	crash_mark(img, 'f', 0);	/* crash_build_states() starts after the first entry */
 	rc = run_fsck(img, BFS_FSCK_MODE_YES);
 	ck_assert_int_eq(bfs_dev_record_stop(img), 0);
 	if (rc & ~BFS_FSCK_CORRECTED) {
@@ -477,7 +476,6 @@ static void crash_fsck(u8 csum_type, const char *mode)
 	/* the same repair, recorded */
 	ck_assert_int_eq(bfs_dev_clone_mem(damaged, &rec), 0);
 	ck_assert_int_eq(bfs_dev_record_start(rec, logpath), 0);
-	crash_mark(rec, 'f', 0);	/* crash_build_states() starts after the first entry */
 	ck_assert_int_eq(run_fsck(rec, BFS_FSCK_MODE_YES), BFS_FSCK_CORRECTED);
 	ck_assert_int_eq(bfs_dev_record_stop(rec), 0);
 	ck_assert_int_eq(tree_hash(rec, &h), 0);

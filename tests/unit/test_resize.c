@@ -219,7 +219,6 @@ static void resize_recorded(struct bfs_dev *dev, u64 new_size, const char *logpa
 	char err[BFS_ERR_LEN];
 
 	ck_assert_int_eq(bfs_dev_record_start(dev, logpath), 0);
-	crash_mark(dev, 'f', 0);
 	crash_mark(dev, 'c', 1);
 	ck_assert_int_eq(bfs_sb_read(dev, &h, err), 0);
 	ck_assert_int_eq(bfs_resize_layout(h.sb, new_size, out, err), 0);
