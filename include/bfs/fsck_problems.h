@@ -56,6 +56,8 @@
 	  "corrupt journal entries after the newest valid one", "Erase them")	\
 	x(JOURNAL_STALE, PREEN,							\
 	  "journal holds entries written after the clean shutdown", "Erase them")	\
+	x(JOURNAL_AFTER_CLEAN, PREEN,						\
+	  "superblock says clean, but the journal continues after it", "Replay it")	\
 	/* pass 1: btree nodes, keys and topology */				\
 	x(BTREE_UNREADABLE, NOFIX, "btree cannot be walked", "Ignore")		\
 	x(BTREE_DAMAGED, NOFIX, "btree is still damaged after its rebuild", "Ignore")	\

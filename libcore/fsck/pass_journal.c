@@ -19,6 +19,7 @@
 #include <bfs/fs.h>
 #include <bfs/fsck.h>
 #include <bfs/os.h>
+#include <bfs/super.h>
 #include <string.h>
 
 #include "fsck_passes.h"
@@ -62,6 +63,29 @@ static int open_close(struct bfs_fsck *f, const struct bfs_fs_opts *o)
 	return ret ? ret : bfs_fs_close(fs);
 }
 
+/*
+ * The journal goes on after the clean shutdown the superblock records:
+ * clear the clean flag (the superblock write order keeps that crash-safe)
+ * and open as after a crash, which replays the entries and checkpoints.
+ * Declined, nothing is written: later passes check the filesystem as of the
+ * clean shutdown, without the journal's updates.
+ */
+static int replay_after_clean(struct bfs_fsck *f, const struct bfs_finding *fd)
+{
+	struct bfs_fs_opts o = { .cache_bytes = 64 << 20 };
+	int ret;
+
+	if (!bfs_fix_finding(f, fd) || f->mode == BFS_FSCK_MODE_NO)
+		return 0;
+	f->sb.sb->flags = cpu_to_le32(le32_to_cpu(f->sb.sb->flags) & ~BFS_SB_CLEAN);
+	ret = bfs_sb_write(f->dev, f->sb.sb);
+	if (!ret)
+		ret = open_close(f, &o);
+	if (ret)
+		bfs_fsck_repair_failed(f, PR_JOURNAL_AFTER_CLEAN, ret);
+	return 0;
+}
+
 int bfs_fsck_pass_journal(struct bfs_fsck *f)
 {
 	struct jfindings jf = { 0 };
@@ -88,6 +112,10 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f)
 	}
 	if (!jf.nr)
 		goto out;
+	if (jf.nr == 1 && jf.v[0].code == PR_JOURNAL_AFTER_CLEAN) {
+		ret = replay_after_clean(f, &jf.v[0]);
+		goto out;
+	}
 	for (i = 0; i < jf.nr; i++)
 		fix &= bfs_fix_finding(f, &jf.v[i]);
 	if (!fix || f->mode == BFS_FSCK_MODE_NO) {

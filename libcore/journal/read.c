@@ -631,11 +631,19 @@ static void check_tail(struct read_ctx *r, const struct plan *p)
 	      t->offset, t->bucket, err);
 }
 
-/* a clean filesystem needs nothing from the journal: anything after min_seq is garbage */
+/*
+ * A clean filesystem needs nothing from the journal.  Entries after min_seq
+ * are garbage, unless they are valid and continue the log from min_seq
+ * without a gap: then the superblock's clean flag is what is out of date (a
+ * backup superblock, a lost update), and they hold acknowledged updates.
+ * e2fsck replays a journal with data under a clear needs_recovery flag for
+ * the same reason.
+ */
 static void check_clean(struct read_ctx *r, struct plan *p)
 {
-	const struct jent *first = NULL;
+	const struct jent *first = NULL, *prev = NULL;
 	u64 nr = 0, nr_bad = 0, hi = 0;
+	bool chain = true;
 
 	for (size_t i = 0; i < r->good.nr; i++) {
 		const struct jent *e = &r->good.v[i];
@@ -646,6 +654,10 @@ static void check_clean(struct read_ctx *r, struct plan *p)
 		}
 		if (!nr++)
 			first = e;
+		if (prev ? e->seq != prev->seq + 1 || !follows(r->j, prev, e) :
+			   e->seq != r->o->min_seq + 1)
+			chain = false;
+		prev = e;
 		hi = e->seq;
 	}
 	for (size_t i = 0; i < r->bad.nr; i++)
@@ -653,6 +665,15 @@ static void check_clean(struct read_ctx *r, struct plan *p)
 			first = &r->bad.v[i];
 	if (!nr && !nr_bad)
 		return;
+	if (nr && !nr_bad && chain) {
+		jfind(r, PR_JOURNAL_AFTER_CLEAN, BFS_LOG_WARN, first,
+		      "the superblock says the filesystem was shut down cleanly at seq %" PRIu64
+		      ", but %" PRIu64 " valid entr%s (seq %" PRIu64 "..%" PRIu64 ", from offset %"
+		      PRIu64 ") continue%s the log after it: erasing %s would lose %s updates",
+		      r->o->min_seq, nr, nr == 1 ? "y" : "ies", first->seq, hi, first->offset,
+		      nr == 1 ? "s" : "", nr == 1 ? "it" : "them", nr == 1 ? "its" : "their");
+		return;
+	}
 	jfind(r, PR_JOURNAL_STALE, BFS_LOG_WARN, first,
 	      "the filesystem was shut down cleanly at seq %" PRIu64 ", but %" PRIu64
 	      " valid entr%s (seq up to %" PRIu64 ") and %" PRIu64 " corrupt one%s claim later "

@@ -473,12 +473,17 @@ START_TEST(test_clean_with_stale_entries)
 
 	write_entries(&g, 10, 0);
 	j = jopen(&g);
-	/* clean at seq 5: entries 6..10 cannot be (the journal is garbage there) */
+	/*
+	 * clean at seq 5, but 6..10 continue the log: the clean flag is out of
+	 * date, which fsck repairs by replaying; the journal layer itself replays
+	 * nothing for a clean open
+	 */
 	ck_assert_int_eq(recover(j, clean, &r), 0);
 	ck_assert_uint_eq(r.nr, 0);
 	ck_assert_uint_eq(r.nr_fd, 1);
-	ck_assert_int_eq(r.fd[0].code, PR_JOURNAL_STALE);
+	ck_assert_int_eq(r.fd[0].code, PR_JOURNAL_AFTER_CLEAN);
 	ck_assert_uint_eq(r.fd[0].loc.jseq, 6);
+	ck_assert_ptr_nonnull(strstr(r.fd[0].detail, "5 valid entries (seq 6..10"));
 	ck_assert(bfs_journal_needs_reset(j));
 	ck_assert_uint_eq(bfs_journal_cur_seq(j), 6);
 	ck_assert_int_eq(bfs_journal_reset(j), 0);
@@ -488,6 +493,29 @@ START_TEST(test_clean_with_stale_entries)
 	ck_assert_int_eq(recover(j, clean, &r), 0);
 	ck_assert_uint_eq(r.nr_fd, 0);
 	ck_assert_uint_eq(bfs_journal_cur_seq(j), 6);
+	bfs_journal_close(j);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/* entries after the clean shutdown that do not continue the log: garbage */
+START_TEST(test_clean_with_gap)
+{
+	struct bfs_dev *dev = mkdev();
+	struct bfs_journal_geom g = geom(dev);
+	struct bfs_journal_read_opts clean = { .min_seq = 10, .clean = true };
+	struct bfs_journal *j;
+	struct result r;
+
+	write_entries(&g, 10, 0);
+	forge(dev, find_entry(&g, 10), bucket_off(6), 12, 12);
+	j = jopen(&g);
+	ck_assert_int_eq(recover(j, clean, &r), 0);
+	ck_assert_uint_eq(r.nr, 0);
+	ck_assert_uint_eq(r.nr_fd, 1);
+	ck_assert_int_eq(r.fd[0].code, PR_JOURNAL_STALE);
+	ck_assert_uint_eq(r.fd[0].loc.jseq, 12);
+	ck_assert(bfs_journal_needs_reset(j));
 	bfs_journal_close(j);
 	bfs_dev_close(dev);
 }
@@ -534,6 +562,7 @@ static Suite *journal_salvage_suite(void)
 	tcase_add_test(tc, test_second_copy_of_a_seq);
 	tcase_add_test(tc, test_tail_garbage);
 	tcase_add_test(tc, test_clean_with_stale_entries);
+	tcase_add_test(tc, test_clean_with_gap);
 	tcase_add_test(tc, test_clean_with_corrupt_garbage);
 	suite_add_tcase(s, tc);
 	return s;
