@@ -3,6 +3,12 @@
  * bfs_image_restore(): the extents of a dump written back at their offsets.
  * The target reads as zeros elsewhere (the caller's promise), so all-zero
  * blocks are not written and a restored file stays sparse.
+ *
+ * The superblock regions go last, after a flush of everything else: until
+ * then the target holds no valid superblock, so an interrupted restore is
+ * never taken for a filesystem (every tool says there is none), and once any
+ * superblock copy is on the device, all it points to is.  Restoring again
+ * writes the same bytes: an interrupted restore is finished by rerunning it.
  */
 #include "internal.h"
 
@@ -38,12 +44,68 @@ static int put(struct bfs_dev *dev, const struct bfs_image_extent *e)
 	return 0;
 }
 
+/* the superblock regions, kept back until the rest is durable */
+#define HELD_MAX	32
+#define HELD_MAX_BYTES	(4 * MiB)
+
+struct held {
+	struct bfs_image_extent e[HELD_MAX];
+	unsigned nr;
+	u64 bytes;
+};
+
+static int hold(struct held *h, const struct bfs_image_extent *e, char *err)
+{
+	u8 *copy;
+
+	if (h->nr == HELD_MAX || h->bytes + e->len > HELD_MAX_BYTES) {
+		IMG_ERR(err, "the dump holds more superblock regions than a filesystem has "
+			"(%u, %llu bytes)", h->nr + 1, (unsigned long long)(h->bytes + e->len));
+		return -EUCLEAN;
+	}
+	copy = bfs_malloc(e->len);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, e->data, e->len);
+	h->e[h->nr] = *e;
+	h->e[h->nr++].data = copy;
+	h->bytes += e->len;
+	return 0;
+}
+
+static void held_free(struct held *h)
+{
+	while (h->nr)
+		bfs_free((void *)h->e[--h->nr].data);
+}
+
+static int put_err(struct bfs_dev *dev, const struct bfs_image_extent *e, char *err)
+{
+	int ret = put(dev, e);
+
+	if (ret)
+		IMG_ERR(err, "cannot write %u bytes at offset %llu of '%s': %s", e->len,
+			(unsigned long long)e->offset, bfs_dev_path(dev), strerror(-ret));
+	return ret;
+}
+
+static int flush_err(struct bfs_dev *dev, char *err)
+{
+	int ret = bfs_dev_flush(dev);
+
+	if (ret)
+		IMG_ERR(err, "cannot flush '%s': %s", bfs_dev_path(dev), strerror(-ret));
+	return ret;
+}
+
 int bfs_image_restore(struct bfs_image_reader *r, struct bfs_dev *dev, u64 total,
 		      bfs_image_progress_fn progress, void *ctx, struct bfs_image_stats *st,
 		      char *err)
 {
 	u64 dev_size = le64_to_cpu(bfs_image_reader_header(r)->dev_size);
 	struct bfs_image_extent e;
+	struct held h = { .nr = 0 };
+	unsigned i;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
@@ -55,12 +117,9 @@ int bfs_image_restore(struct bfs_image_reader *r, struct bfs_dev *dev, u64 total
 	}
 	st->records = 1;
 	while ((ret = bfs_image_reader_next(r, &e, err)) == 1) {
-		ret = put(dev, &e);
-		if (ret) {
-			IMG_ERR(err, "cannot write %u bytes at offset %llu of '%s': %s", e.len,
-				(unsigned long long)e.offset, bfs_dev_path(dev), strerror(-ret));
-			return ret;
-		}
+		ret = e.kind == BFS_IMAGE_KIND_SUPER ? hold(&h, &e, err) : put_err(dev, &e, err);
+		if (ret)
+			goto out;
 		st->records++;
 		st->extent_bytes += e.len;
 		if (e.kind < BFS_IMAGE_KIND_NR)
@@ -69,10 +128,14 @@ int bfs_image_restore(struct bfs_image_reader *r, struct bfs_dev *dev, u64 total
 			progress(ctx, bfs_image_reader_pos(r), total);
 	}
 	if (ret)
-		return ret;
+		goto out;
 	st->records++;
-	ret = bfs_dev_flush(dev);
-	if (ret)
-		IMG_ERR(err, "cannot flush '%s': %s", bfs_dev_path(dev), strerror(-ret));
+	ret = flush_err(dev, err);
+	for (i = 0; !ret && i < h.nr; i++)
+		ret = put_err(dev, &h.e[i], err);
+	if (!ret)
+		ret = flush_err(dev, err);
+out:
+	held_free(&h);
 	return ret;
 }

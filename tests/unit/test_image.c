@@ -23,9 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "crash_states.h"
 #include "image/internal.h"
 #include "unit.h"
 
@@ -571,6 +573,94 @@ START_TEST(test_journal_obfuscation)
 }
 END_TEST
 
+/* ---- crash states of a restore ---- */
+
+struct restore_crash {
+	struct membuf *m;
+	struct bfs_dev *final;		/* the uninterrupted restore */
+	struct listing want;
+	unsigned no_sb, whole;
+};
+
+/* restore @m again onto @d, which holds an interrupted restore */
+static void restore_onto(struct membuf *m, struct bfs_dev *d)
+{
+	struct bfs_image_reader *r;
+	struct bfs_image_stats st;
+	char err[BFS_ERR_LEN];
+
+	m->pos = 0;
+	ck_assert_int_eq(bfs_image_reader_open(mem_read, m, &r, err), 0);
+	ck_assert_msg(!bfs_image_restore(r, d, 0, NULL, NULL, &st, err), "%s", err);
+	bfs_image_reader_close(r);
+}
+
+static bool restore_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
+{
+	struct restore_crash *rc = ctx;
+	struct bfs_sb_handle h;
+	char err[BFS_ERR_LEN];
+
+	(void)mk;
+	if (bfs_sb_read(img, &h, err)) {
+		rc->no_sb++;
+	} else {
+		/* a superblock on the device: everything it points to is there */
+		struct listing l;
+
+		bfs_sb_handle_release(&h);
+		l = list_dir(img, "hushdir", 0);
+		if (l.nr != rc->want.nr || l.hash != rc->want.hash) {
+			snprintf(why, 512, "a superblock, but hushdir lists %u names (want %u)",
+				 l.nr, rc->want.nr);
+			return false;
+		}
+		rc->whole++;
+	}
+	/* the rerun finishes it: byte for byte the uninterrupted restore */
+	restore_onto(rc->m, img);
+	if (memcmp(bfs_dev_mem(img), bfs_dev_mem(rc->final), DEV_SIZE)) {
+		snprintf(why, 512, "restoring again does not give the uninterrupted result");
+		return false;
+	}
+	return true;
+}
+
+START_TEST(test_restore_crash)
+{
+	char *logpath = bfs_unit_tmpfile("image-restore-log");
+	struct bfs_dev *src = make_fs(), *base, *run;
+	struct restore_crash rc = { 0 };
+	struct crash_result res;
+	struct membuf m;
+
+	dump(src, false, &m);
+	rc.m = &m;
+	rc.want = list_dir(src, "hushdir", 0);
+	ck_assert_int_eq(bfs_dev_open_mem(DEV_SIZE, &base), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(base, &run), 0);
+	ck_assert_int_eq(bfs_dev_record_start(run, logpath), 0);
+	restore_onto(&m, run);
+	ck_assert_int_eq(bfs_dev_record_stop(run), 0);
+	rc.final = run;
+	/* two flushes only: many random states between them */
+	setenv("BFS_CRASH_RANDOM_STATES", "24", 0);
+	crash_build_states(logpath, base, 5, restore_state, &rc, &res);
+	printf("image restore crash: %u states (%u flush points, %u random): %u without a "
+	       "superblock, %u whole; %u failed\n", res.states, res.flush_states,
+	       res.random_states, rc.no_sb, rc.whole, res.failures);
+	ck_assert_msg(res.failures == 0, "%u of %u states failed", res.failures, res.states);
+	ck_assert_uint_gt(rc.no_sb, 0);
+	ck_assert_uint_gt(rc.whole, 0);
+	unlink(logpath);
+	free(logpath);
+	free(m.p);
+	bfs_dev_close(run);
+	bfs_dev_close(base);
+	bfs_dev_close(src);
+}
+END_TEST
+
 static Suite *image_suite(void)
 {
 	Suite *s = suite_create("image");
@@ -585,6 +675,7 @@ static Suite *image_suite(void)
 	tcase_add_test(tc, test_fuzz_compressed);
 	tcase_add_test(tc, test_fuzz_records);
 	tcase_add_test(tc, test_not_a_dump);
+	tcase_add_test(tc, test_restore_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }
