@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Offline grow and shrink: see include/bfs/resize.h for the rules and why they are safe. */
+#include <bfs/alloc.h>
 #include <bfs/btree.h>
 #include <bfs/core.h>
 #include <bfs/extent_format.h>
@@ -125,15 +126,61 @@ int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u
 	return for_alloc_keys(c, nbuckets, usage_alloc, u);
 }
 
-int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, u64 *need, u64 *avail, u64 *left)
+/*
+ * Nothing new goes beyond the new end from here on, data or node: the
+ * metadata allocator and the data buckets are both fenced there.
+ */
+static void fence(struct bfs_fs *fs, u64 nbuckets, u64 *live_bytes, u64 *whole_free)
 {
-	struct bfs_fs_data *d = fs->data;
-	u64 free_bytes, sectors;
-	int ret = bfs_data_evacuate(d, nbuckets, need, &sectors);
+	struct bfs_core *c = bfs_fs_core(fs);
 
-	bfs_data_fence(d, nbuckets, &free_bytes);	/* again: what the move left free */
-	*avail = free_bytes;
-	*left = sectors << BFS_SECTOR_SHIFT;
+	bfs_alloc_fence(bfs_core_alloc(c), nbuckets * le32_to_cpu(bfs_core_sb(c)->bucket_size));
+	*live_bytes = bfs_data_fence(fs->data, nbuckets, whole_free) << BFS_SECTOR_SHIFT;
+}
+
+/*
+ * Room below the new end for @data bytes of file data (whole buckets, one
+ * spare to move through) and @nodes bytes of nodes (any free slot): what
+ * counts for the nodes in partly used buckets is only what they can use.
+ */
+static u64 room(struct bfs_fs *fs, u64 whole_free, u64 node_bytes, bool data)
+{
+	struct bfs_core *c = bfs_fs_core(fs);
+	struct bfs_alloc *a = bfs_core_alloc(c);
+	u64 bucket = le32_to_cpu(bfs_core_sb(c)->bucket_size);
+	u64 slots = bfs_alloc_nr_free(a) * le32_to_cpu(bfs_core_sb(c)->btree_node_size);
+	u64 whole = bfs_alloc_nr_free_buckets(a) * bucket;
+	u64 partial = slots > whole ? slots - whole : 0;
+	u64 slack = data ? bucket : 0;
+
+	return (whole_free > slack ? whole_free - slack : 0) + BFS_MIN(partial, node_bytes);
+}
+
+int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m)
+{
+	struct bfs_core *c = bfs_fs_core(fs);
+	u64 limit = nbuckets * le32_to_cpu(bfs_core_sb(c)->bucket_size);
+	u64 node_size = le32_to_cpu(bfs_core_sb(c)->btree_node_size);
+	u64 live, whole_free, need, sectors = 0, nodes_left = 0;
+	struct bfs_resize_usage u;
+	int ret = bfs_resize_usage(fs, nbuckets, &u);
+
+	m->need = m->avail = m->data_bytes = m->nodes = m->left = 0;
+	if (ret)
+		return ret;
+	fence(fs, nbuckets, &live, &whole_free);
+	m->need = live + u.node_bytes;
+	m->avail = room(fs, whole_free, u.node_bytes, live);
+	if (m->need > m->avail)
+		return -ENOSPC;
+	if (live) {
+		ret = bfs_data_evacuate(fs->data, nbuckets, &need, &sectors);
+		m->data_bytes = ret ? 0 : live - BFS_MIN(live, sectors << BFS_SECTOR_SHIFT);
+	}
+	/* after the data: moving it rewrote leaves, maybe some beyond the end */
+	if (!ret)
+		ret = bfs_btree_evacuate(c, limit, m->progress, m->ctx, &m->nodes, &nodes_left);
+	m->left = (sectors << BFS_SECTOR_SHIFT) + nodes_left * node_size;
 	return ret ?: bfs_fs_sync(fs);
 }
 
@@ -169,9 +216,11 @@ int bfs_resize_drop_alloc_keys(struct bfs_fs *fs, u64 nbuckets)
 {
 	struct bfs_core *c = bfs_fs_core(fs);
 	struct drop_ctx d = { 0 };
+	u64 live, whole_free;
 	size_t i, j;
 	int ret;
 
+	fence(fs, nbuckets, &live, &whole_free);	/* a split here must not land beyond */
 	ret = for_alloc_keys(c, nbuckets, collect_free, &d);
 	for (i = 0; !ret && i < d.nr; i += DROP_BATCH) {
 		struct bfs_trans *t;

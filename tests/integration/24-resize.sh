@@ -42,7 +42,7 @@ contains out "clean"
 note "shrink: refused, with the amounts, when the data beyond the new end does not fit"
 expect_rc 1 "$BFS" resize img 24M
 contains err "cannot shrink 'img' to 24 MiB"
-contains err "of file data lies beyond the new end and does not fit in the"
+contains err "of file data and btree nodes lies beyond the new end and does not fit in the"
 contains err "more is needed"
 lacks out "Resizing"
 [ "$(stat -c %s img)" -eq $((300 * 1024 * 1024)) ] || fail "a refused shrink cut the image"

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Moving btree nodes out of the space a shrink cuts (see bfs_btree_evacuate()
+ * in btree.h).
+ *
+ * Every node is found by walking every btree; each one beyond the limit is
+ * then copied, under commit_lock, by the ordinary copy-on-write rewrite
+ * without a split: new slot (below the limit, the allocator is fenced),
+ * parent pointer or root swapped, old node retired.  None of this is
+ * journaled: like any split it reaches the disk at a checkpoint, which
+ * writes the new nodes before it records the roots that reach them.  Until
+ * then the on-disk trees are the old ones, whose slots stay untouched (freed
+ * slots are only reused after the checkpoint, and fenced ones never), so a
+ * crash at any point leaves either tree whole.
+ *
+ * Parents are moved before their children (highest level first): a child's
+ * new pointer then lands in a node that is already below the limit.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* moves between checkpoints: bounds the dirty nodes held in memory */
+#define EVAC_BATCH	256
+/* a move retried after its parent was rewritten to make room */
+#define EVAC_TRIES	8
+
+struct evac_node {
+	u8	id;
+	u8	level;
+	struct bfs_bpos min;
+	u64	offset;
+};
+
+struct evac {
+	u64	limit;
+	u32	node_size;
+	struct evac_node *v;
+	size_t	nr, cap;
+};
+
+static int collect(void *ctx, const struct bfs_btree_node_info *ni)
+{
+	struct evac *e = ctx;
+
+	if (ni->status)
+		return -EUCLEAN;	/* an unreadable node cannot be moved: fsck first */
+	if (ni->offset + e->node_size <= e->limit)
+		return 0;
+	if (e->nr == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 64;
+		struct evac_node *v = bfs_realloc(e->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->v = v;
+		e->cap = cap;
+	}
+	e->v[e->nr++] = (struct evac_node){ ni->btree_id, ni->level, ni->min_key, ni->offset };
+	return 0;
+}
+
+static int collect_all(struct bfs_core *c, struct evac *e)
+{
+	unsigned id;
+	int ret = 0;
+
+	e->nr = 0;
+	for (id = 0; id < BFS_BTREE_NR && !ret; id++)
+		ret = bfs_btree_walk(c, (enum bfs_btree_id)id, collect, NULL, e);
+	return ret;
+}
+
+static int higher_first(const void *a, const void *b)
+{
+	const struct evac_node *x = a, *y = b;
+
+	if (x->level != y->level)
+		return x->level > y->level ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* 1: moved, 0: no longer in the tree (a rewrite above replaced it), or -errno */
+static int move_one(struct bfs_core *c, const struct evac_node *en)
+{
+	struct btree_path p;
+	unsigned tries;
+	int ret;
+
+	for (tries = 0; tries < EVAC_TRIES; tries++) {
+		/* the node at en->level covering its own min is the node itself, if still there */
+		ret = bfs_path_traverse(c, en->id, en->min, &p);
+		if (ret)
+			return ret;
+		if (en->level >= p.depth || p.n[en->level]->offset != en->offset) {
+			bfs_path_put(c, &p);
+			return 0;
+		}
+		ret = bfs_btree_node_move(c, en->id, &p, en->level);
+		bfs_path_put(c, &p);
+		if (ret != -EAGAIN)
+			return ret ?: 1;
+	}
+	bfs_err("btree %s: the node at %llu could not be moved after %u tries",
+		bfs_btree_id_name(en->id), (unsigned long long)en->offset, EVAC_TRIES);
+	return -EUCLEAN;
+}
+
+int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
+		       void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
+		       u64 *moved, u64 *left)
+{
+	struct evac e = { .limit = limit, .node_size = c->node_size };
+	unsigned pass;
+	size_t i;
+	int ret;
+
+	*moved = 0;
+	*left = 0;
+	ret = bfs_core_check_writable(c);
+	/* a second pass only if the first left something (it should not) */
+	for (pass = 0; !ret && pass < 2; pass++) {
+		ret = collect_all(c, &e);
+		if (ret || !e.nr)
+			break;
+		qsort(e.v, e.nr, sizeof(*e.v), higher_first);
+		bfs_mutex_lock(&c->commit_lock);
+		for (i = 0; i < e.nr && ret >= 0; i++) {
+			ret = move_one(c, &e.v[i]);
+			*moved += ret > 0;
+			if (ret >= 0 && (i + 1) % EVAC_BATCH == 0) {
+				ret = bfs_core_checkpoint_locked(c);
+				if (progress)
+					progress(ctx, i + 1, e.nr);
+			}
+		}
+		if (ret >= 0)
+			ret = bfs_core_checkpoint_locked(c);
+		bfs_mutex_unlock(&c->commit_lock);
+		if (progress && ret >= 0)
+			progress(ctx, e.nr, e.nr);
+	}
+	if (!ret) {
+		ret = collect_all(c, &e);
+		*left = e.nr;
+	}
+	bfs_free(e.v);
+	return ret;
+}
