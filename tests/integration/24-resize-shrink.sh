@@ -1,0 +1,94 @@
+# bfs resize shrinking a used filesystem whose btree nodes are spread over the
+# device: the nodes and the file data beyond the new end move below it, the
+# amount a refusal names is what is really missing, the shrink goes to just
+# above the used size, fsck -fn is clean, every file (content hash, size,
+# links, symlinks) is as before, and the mounted filesystem reads back the same.
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || skip "python3 not installed"
+FSIMAGE=$TOOLS/bfs-fsimage
+POP=$TOOLS/bfs-populate
+[ -x "$FSIMAGE" ] && [ -x "$POP" ] || fail "bfs-fsimage / bfs-populate not built"
+
+note "a used filesystem: nodes low and high, data at the top"
+expect_ok "$BFS" format -q -L shrink --size 64M img
+expect_ok "$FSIMAGE" populate --seed 1 --files 300 img
+# fill the rest with data, so the metadata that comes after the grow can only go above it
+head -c 4000000 /dev/urandom > fill
+n=0
+while "$BFS" debug -w -R "write fill /fill$n" img >/dev/null 2>&1; do n=$((n + 1)); done
+[ $n -ge 5 ] || fail "only $n fill files fit"
+expect_ok "$BFS" resize img 256M
+expect_ok "$POP" img 20000
+i=0
+while [ $i -le $n ]; do
+	"$BFS" debug -w -R "rm /fill$i" img >/dev/null 2>&1
+	i=$((i + 1))
+done
+expect_ok "$BFS" fsck -fn img
+contains out "clean"
+expect_ok "$FSIMAGE" manifest img
+cp out manifest.before
+[ "$(wc -l < manifest.before)" -gt 20000 ] || fail "too few names in the manifest"
+expect_ok "$BFS" debug -R "rdump / before" img
+
+note "dry run: nodes and data beyond 64 MiB would move"
+expect_ok "$BFS" resize --dry-run img 64M
+contains out "Would move"
+nodes=$(sed -n 's/^Would move \([0-9]*\) btree nodes.*/\1/p' out)
+[ -n "$nodes" ] && [ "$nodes" -ge 100 ] || fail "expected 100+ btree nodes beyond 64 MiB: $(cat out)"
+contains out "of file data"
+
+note "too small: refused with what is missing, nothing changed"
+expect_rc 1 "$BFS" resize img 64M
+contains err "cannot shrink 'img' to 64 MiB"
+contains err "of file data and btree nodes lies beyond the new end"
+contains err "more is needed"
+[ "$(stat -c %s img)" -eq $((256 * 1024 * 1024)) ] || fail "a refused shrink cut the image"
+cp err refusal
+expect_ok "$BFS" fsck -fn img
+contains out "clean"
+# the missing amount, rounded up to MiB, plus one MiB: enough
+target=$(python3 -c '
+import re, sys, math
+m = re.search(r"; ([0-9.]+) (KiB|MiB|GiB) more is needed", open("refusal").read())
+mib = float(m.group(1)) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[m.group(2)]
+print(64 + math.ceil(mib) + 1)')
+[ "$target" -lt 96 ] || fail "the refusal asks for more than the used size: ${target} MiB"
+
+note "shrink to ${target} MiB, just above the used size"
+expect_ok "$BFS" resize img "${target}M"
+contains out "btree nodes"
+contains out "Moved "
+contains out "to $target MiB"
+[ "$(stat -c %s img)" -eq $((target * 1024 * 1024)) ] || fail "image not cut"
+expect_ok "$BFS" show-super --json --all img
+cp out j
+[ "$(json_get j copies.2.offset)" -eq $((target * 1024 * 1024 - 65536)) ] ||
+	fail "the end backup is not at the new end"
+for i in 0 1 2; do [ "$(json_get j copy_status.$i.valid)" = true ] || fail "copy $i invalid"; done
+expect_ok "$BFS" fsck -fn img
+contains out "clean"
+lacks err "outside the device"
+expect_ok "$BFS" resize --dry-run img "${target}M"
+contains out "nothing to do"
+expect_ok "$FSIMAGE" manifest img
+cmp -s manifest.before out || { diff manifest.before out | head; fail "files changed by the shrink"; }
+
+# the tree read back, by the debug shell and (where FUSE works) through a mount
+hashes() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
+hashes before > h.before
+expect_ok "$BFS" debug -R "rdump / after" img
+hashes after > h.after
+cmp -s h.before h.after || fail "rdump after the shrink differs"
+if [ "$(id -u)" = 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	note "mount the shrunk filesystem and read every file"
+	mkdir mnt
+	trap 'grep -q " $PWD/mnt " /proc/mounts && umount -l "$PWD/mnt"' EXIT
+	expect_ok "$BFS" mount -o ro img mnt
+	hashes mnt > h.mnt 2>mnt.err
+	umount mnt || fusermount3 -u mnt
+	cmp -s h.before h.mnt || { cat mnt.err; fail "files read through the mount differ"; }
+else
+	echo "no FUSE here: the mount is not tested"
+fi
+echo ok
