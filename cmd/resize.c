@@ -115,6 +115,41 @@ static int check_emptied(const struct bfs_cmd *cmd, const struct resize_args *a,
 	return 0;
 }
 
+static int no_room(const struct bfs_cmd *cmd, const struct resize_args *a, u64 new_size,
+		   const struct bfs_resize_move *m)
+{
+	char h1[32], h2[32], h3[32], h4[32];
+
+	return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data and btree nodes "
+			     "lies beyond the new end and does not fit in the %s free below it; "
+			     "%s more is needed", a->path, bfs_human_size(new_size, h1),
+			     bfs_human_size(m->need, h2), bfs_human_size(m->avail, h3),
+			     bfs_human_size(m->need > m->avail ? m->need - m->avail : 0, h4));
+}
+
+/* what lies beyond the new end, and whether it fits below (read-only: --dry-run too) */
+static int check_shrink(const struct bfs_cmd *cmd, const struct resize_args *a,
+			struct bfs_dev *dev, u64 new_nbuckets, u64 new_size,
+			struct bfs_resize_usage *u)
+{
+	struct bfs_resize_move m = { 0 };
+	struct bfs_fs *fs;
+	int ret = bfs_fs_open(dev, &(struct bfs_fs_opts){ .read_only = true }, &fs);
+
+	if (ret)
+		return bfs_cmd_error(cmd, "cannot open the filesystem on '%s': %s", a->path,
+				     strerror(-ret));
+	ret = bfs_resize_usage(fs, new_nbuckets, u);
+	if (!ret && (u->data_buckets || u->nodes))
+		ret = bfs_resize_plan(fs, new_nbuckets, &m);
+	bfs_fs_close(fs);
+	if (ret == -ENOSPC)
+		return no_room(cmd, a, new_size, &m);
+	if (ret)
+		return bfs_cmd_error(cmd, "cannot read the space in use: %s", strerror(-ret));
+	return 0;
+}
+
 /*
  * A shrink: the file data and btree nodes in the cut space are moved below
  * the new end (if they fit), then the alloc keys there are dropped.
@@ -122,27 +157,20 @@ static int check_emptied(const struct bfs_cmd *cmd, const struct resize_args *a,
 static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a,
 			  struct bfs_dev *dev, u64 new_nbuckets, u64 new_size)
 {
-	struct bfs_fs_opts o = { .read_only = true };
 	struct bfs_progress p = { 0 };
 	struct bfs_resize_move m = { .progress = move_progress, .ctx = &p };
 	struct bfs_resize_usage u;
 	struct bfs_fs *fs;
-	char h1[32], h2[32], h3[32], h4[32];
-	int ret = bfs_fs_open(dev, &o, &fs);
+	char h1[32], h2[32];
+	int ret = check_shrink(cmd, a, dev, new_nbuckets, new_size, &u);
 
 	if (ret)
-		return bfs_cmd_error(cmd, "cannot open the filesystem on '%s': %s", a->path,
-				     strerror(-ret));
-	ret = bfs_resize_usage(fs, new_nbuckets, &u);
-	bfs_fs_close(fs);
-	if (ret)
-		return bfs_cmd_error(cmd, "cannot read the space in use: %s", strerror(-ret));
+		return ret;
 	if (a->dry_run)
 		say_moved("Would move", &u);
 	if (a->dry_run || (!u.free_alloc_keys && !u.data_buckets && !u.nodes))
 		return 0;
-	o.read_only = false;
-	ret = bfs_fs_open(dev, &o, &fs);
+	ret = bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open the filesystem on '%s': %s", a->path,
 				     strerror(-ret));
@@ -152,12 +180,7 @@ static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a
 		bfs_progress_done(&p);
 		if (ret == -ENOSPC && m.need > m.avail) {
 			bfs_fs_close(fs);
-			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data and "
-					     "btree nodes lies beyond the new end and does not fit "
-					     "in the %s free below it; %s more is needed", a->path,
-					     bfs_human_size(new_size, h1), bfs_human_size(m.need, h2),
-					     bfs_human_size(m.avail, h3),
-					     bfs_human_size(m.need - m.avail, h4));
+			return no_room(cmd, a, new_size, &m);
 		}
 		if (!ret && m.left) {
 			bfs_fs_close(fs);

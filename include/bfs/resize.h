@@ -46,13 +46,14 @@ struct bfs_resize_usage {
 };
 int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u);
 
-/* what a shrink moves out of the cut range (bfs_resize_evacuate) */
+/* what a shrink moves out of the cut range (bfs_resize_plan, bfs_resize_evacuate) */
 struct bfs_resize_move {
 	/* in: told btree nodes moved of the total (may be NULL) */
 	void	(*progress)(void *ctx, u64 done, u64 total);
 	void	*ctx;
 	/* out */
 	u64	need;		/* bytes to move: live file data and btree nodes */
+	u64	data_need;	/* of which file data */
 	u64	avail;		/* bytes below the new end they can use */
 	u64	data_bytes;	/* file data moved */
 	u64	nodes;		/* btree nodes moved */
@@ -60,10 +61,17 @@ struct bfs_resize_move {
 };
 
 /*
- * Move the file data and then the btree nodes at or above bucket @nbuckets
- * below it (fs open read-write, nothing else using it); from this call on,
- * nothing new is put there.  -ENOSPC, with nothing moved, if it does not
- * fit (m->need > m->avail).  Durable on return.
+ * Whether what lies at or above bucket @nbuckets fits below it: fills
+ * need, data_need and avail; -ENOSPC if it does not.  Also on a read-only
+ * open.  Fences the allocators there for the rest of the open, so that
+ * nothing new lands beyond the new end.
+ */
+int bfs_resize_plan(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m);
+
+/*
+ * bfs_resize_plan(), then move the file data and then the btree nodes at or
+ * above bucket @nbuckets below it (fs open read-write, nothing else using
+ * it).  -ENOSPC, with nothing moved, if they do not fit.  Durable on return.
  */
 int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m);
 

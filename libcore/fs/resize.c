@@ -31,11 +31,17 @@ int bfs_resize_layout(const struct bfs_sb *sb, u64 new_size, struct bfs_sb *out,
 				  (unsigned long long)new_size, (unsigned long long)BFS_MIN_DEV_SIZE);
 	nr = bfs_sb_copy_offsets(new_size, offs);
 	nbuckets = offs[nr - 1] / bucket;
-	if (nbuckets < jend + BFS_MIN_FREE_BUCKETS)
+	if (nbuckets < jend + BFS_MIN_FREE_BUCKETS) {
+		/* the ring is at a fixed place near the start: the end copy follows the buckets */
+		u64 least = (jend + BFS_MIN_FREE_BUCKETS) * bucket + BFS_SB_REGION;
+
 		return resize_err(err, "%llu bytes leaves %llu buckets after the journal, the minimum "
-				  "is %u", (unsigned long long)new_size,
+				  "is %u (the journal ring does not move): the smallest size is "
+				  "%llu MiB", (unsigned long long)new_size,
 				  (unsigned long long)(nbuckets > jend ? nbuckets - jend : 0),
-				  BFS_MIN_FREE_BUCKETS);
+				  BFS_MIN_FREE_BUCKETS,
+				  (unsigned long long)BFS_DIV_ROUND_UP(least, MiB));
+	}
 	if (nbuckets <= first)
 		return resize_err(err, "no buckets left");
 
@@ -156,23 +162,33 @@ static u64 room(struct bfs_fs *fs, u64 whole_free, u64 node_bytes, bool data)
 	return (whole_free > slack ? whole_free - slack : 0) + BFS_MIN(partial, node_bytes);
 }
 
+int bfs_resize_plan(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m)
+{
+	struct bfs_resize_usage u;
+	u64 live, whole_free;
+	int ret = bfs_resize_usage(fs, nbuckets, &u);
+
+	m->need = m->data_need = m->avail = m->data_bytes = m->nodes = m->left = 0;
+	if (ret)
+		return ret;
+	fence(fs, nbuckets, &live, &whole_free);
+	m->data_need = live;
+	m->need = live + u.node_bytes;
+	m->avail = room(fs, whole_free, u.node_bytes, live);
+	return m->need > m->avail ? -ENOSPC : 0;
+}
+
 int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m)
 {
 	struct bfs_core *c = bfs_fs_core(fs);
 	u64 limit = nbuckets * le32_to_cpu(bfs_core_sb(c)->bucket_size);
 	u64 node_size = le32_to_cpu(bfs_core_sb(c)->btree_node_size);
-	u64 live, whole_free, need, sectors = 0, nodes_left = 0;
-	struct bfs_resize_usage u;
-	int ret = bfs_resize_usage(fs, nbuckets, &u);
+	u64 live, need, sectors = 0, nodes_left = 0;
+	int ret = bfs_resize_plan(fs, nbuckets, m);
 
-	m->need = m->avail = m->data_bytes = m->nodes = m->left = 0;
 	if (ret)
 		return ret;
-	fence(fs, nbuckets, &live, &whole_free);
-	m->need = live + u.node_bytes;
-	m->avail = room(fs, whole_free, u.node_bytes, live);
-	if (m->need > m->avail)
-		return -ENOSPC;
+	live = m->data_need;
 	if (live) {
 		ret = bfs_data_evacuate(fs->data, nbuckets, &need, &sectors);
 		m->data_bytes = ret ? 0 : live - BFS_MIN(live, sectors << BFS_SECTOR_SHIFT);

@@ -383,10 +383,16 @@ START_TEST(test_evacuate_no_room)
 
 	write_file(dev, "a");
 	write_file(dev, "b");
-	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	/* the plan says so on a read-only open already */
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ .read_only = true }, &fs), 0);
 	sb = bfs_core_sb(bfs_fs_core(fs));
 	/* keep just the journal and a few buckets: the data cannot fit */
 	cut = le64_to_cpu(sb->journal_bucket) + le32_to_cpu(sb->journal_nbuckets) + 20;
+	ck_assert_int_eq(bfs_resize_plan(fs, cut, &m), -ENOSPC);
+	ck_assert_uint_eq(m.data_need, 2 * FILE_BYTES);
+	ck_assert_uint_lt(m.avail, m.need);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 	ck_assert_int_eq(bfs_resize_usage(fs, cut, &u), 0);
 	ck_assert_uint_eq(u.data_bytes, 2 * FILE_BYTES);
 	ck_assert_int_eq(bfs_resize_evacuate(fs, cut, &m), -ENOSPC);
