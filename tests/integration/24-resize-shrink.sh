@@ -31,15 +31,20 @@ cp out manifest.before
 [ "$(wc -l < manifest.before)" -gt 20000 ] || fail "too few names in the manifest"
 expect_ok "$BFS" debug -R "rdump / before" img
 
-note "dry run: nodes and data beyond 64 MiB would move"
-expect_ok "$BFS" resize --dry-run img 64M
+note "dry run: nodes and data beyond 96 MiB would move"
+expect_ok "$BFS" resize --dry-run img 96M
 contains out "Would move"
 nodes=$(sed -n 's/^Would move \([0-9]*\) btree nodes.*/\1/p' out)
-[ -n "$nodes" ] && [ "$nodes" -ge 100 ] || fail "expected 100+ btree nodes beyond 64 MiB: $(cat out)"
+[ -n "$nodes" ] && [ "$nodes" -ge 100 ] || fail "expected 100+ btree nodes beyond 96 MiB: $(cat out)"
 contains out "of file data"
 
-note "too small: refused with what is missing, nothing changed"
+note "too small: refused with what is missing, nothing changed (--dry-run says it first)"
+expect_rc 1 "$BFS" resize --dry-run img 64M
+contains err "more is needed"
+cp err refusal.dry
 expect_rc 1 "$BFS" resize img 64M
+cmp -s refusal.dry err || fail "--dry-run and the shrink refuse differently: $(cat refusal.dry err)"
+
 contains err "cannot shrink 'img' to 64 MiB"
 contains err "of file data and btree nodes lies beyond the new end"
 contains err "more is needed"
