@@ -78,9 +78,10 @@ static int read_sb(const struct bfs_cmd *cmd, struct bfs_dev *dev, const char *p
 	return 0;
 }
 
-static void move_progress(void *ctx, u64 done, u64 total)
+static void move_progress(void *ctx, unsigned stage, u64 done, u64 total)
 {
-	bfs_progress_update(ctx, 0, "moving btree nodes", done, total);
+	bfs_progress_update(ctx, stage, stage ? "moving btree nodes" : "moving file data", done,
+			    total);
 }
 
 static void say_moved(const char *verb, const struct bfs_resize_usage *u)

@@ -48,8 +48,11 @@ int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u
 
 /* what a shrink moves out of the cut range (bfs_resize_plan, bfs_resize_evacuate) */
 struct bfs_resize_move {
-	/* in: told btree nodes moved of the total (may be NULL) */
-	void	(*progress)(void *ctx, u64 done, u64 total);
+	/*
+	 * in: told the extents (stage 0) and then the btree nodes (stage 1)
+	 * moved of the total (may be NULL)
+	 */
+	void	(*progress)(void *ctx, unsigned stage, u64 done, u64 total);
 	void	*ctx;
 	/* out */
 	u64	need;		/* bytes to move: live file data and btree nodes */

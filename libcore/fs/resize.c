@@ -178,6 +178,22 @@ int bfs_resize_plan(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m)
 	return m->need > m->avail ? -ENOSPC : 0;
 }
 
+static void data_progress(void *ctx, u64 done, u64 total)
+{
+	struct bfs_resize_move *m = ctx;
+
+	if (m->progress)
+		m->progress(m->ctx, 0, done, total);
+}
+
+static void node_progress(void *ctx, u64 done, u64 total)
+{
+	struct bfs_resize_move *m = ctx;
+
+	if (m->progress)
+		m->progress(m->ctx, 1, done, total);
+}
+
 int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m)
 {
 	struct bfs_core *c = bfs_fs_core(fs);
@@ -190,12 +206,12 @@ int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move 
 		return ret;
 	live = m->data_need;
 	if (live) {
-		ret = bfs_data_evacuate(fs->data, nbuckets, &need, &sectors);
+		ret = bfs_data_evacuate(fs->data, nbuckets, data_progress, m, &need, &sectors);
 		m->data_bytes = ret ? 0 : live - BFS_MIN(live, sectors << BFS_SECTOR_SHIFT);
 	}
 	/* after the data: moving it rewrote leaves, maybe some beyond the end */
 	if (!ret)
-		ret = bfs_btree_evacuate(c, limit, m->progress, m->ctx, &m->nodes, &nodes_left);
+		ret = bfs_btree_evacuate(c, limit, node_progress, m, &m->nodes, &nodes_left);
 	m->left = (sectors << BFS_SECTOR_SHIFT) + nodes_left * node_size;
 	return ret ?: bfs_fs_sync(fs);
 }
