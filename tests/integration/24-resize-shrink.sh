@@ -79,6 +79,31 @@ contains out "nothing to do"
 expect_ok "$FSIMAGE" manifest img
 cmp -s manifest.before out || { diff manifest.before out | head; fail "files changed by the shrink"; }
 
+# a block device keeps its size: grow the filesystem to it, use the top, shrink back
+if [ "$(id -u)" = 0 ] && command -v losetup >/dev/null && [ -e /dev/loop-control ] &&
+	truncate -s 160M img && loop=$(losetup -f --show img 2>/dev/null); then
+	note "block device: grow to 160 MiB, data written at the top and deleted, shrink back to ${target} MiB"
+	trap 'losetup -d "$loop" 2>/dev/null' EXIT
+	"$BFS" resize "$loop" > blk.out 2>&1 &&
+		head -c 30000000 /dev/urandom > top &&
+		"$BFS" debug -w -R "write top /top" "$loop" >> blk.out 2>&1 &&
+		"$BFS" debug -w -R "rm /top" "$loop" >> blk.out 2>&1 &&
+		"$BFS" resize "$loop" "${target}M" >> blk.out 2>&1 &&
+		"$BFS" fsck -fn "$loop" >> blk.out 2>&1 &&
+		"$FSIMAGE" manifest "$loop" > manifest.blk 2>>blk.out
+	rc=$?
+	losetup -d "$loop"
+	trap - EXIT
+	[ $rc -eq 0 ] || { cat blk.out; fail "grow and shrink of the block device failed"; }
+	contains blk.out "to $target MiB"
+	contains blk.out "clean"
+	cmp -s manifest.before manifest.blk || fail "files changed by the block device resizes"
+	[ "$(stat -c %s img)" -eq $((160 * 1024 * 1024)) ] || fail "the backing file changed size"
+	truncate -s "${target}M" img
+else
+	echo "no loop devices: block device shrink not tested"
+fi
+
 # the tree read back, by the debug shell and (where FUSE works) through a mount
 hashes() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 hashes before > h.before
