@@ -183,6 +183,15 @@ static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a
 			bfs_fs_close(fs);
 			return no_room(cmd, a, new_size, &m);
 		}
+		if (ret == -ENOSPC) {
+			/* the estimate was short (fragmented space): what moved stays moved */
+			ret = bfs_fs_close(fs);
+			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: the space below the new "
+					     "end ran out while moving (%" PRIu64 " btree nodes moved); "
+					     "the filesystem keeps its size%s", a->path,
+					     bfs_human_size(new_size, h1), m.nodes,
+					     ret ? ", but closing it failed" : "");
+		}
 		if (!ret && m.left) {
 			bfs_fs_close(fs);
 			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s could not be moved "
