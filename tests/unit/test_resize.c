@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "crash_states.h"
 
+#include <bfs/alloc.h>
 #include <bfs/btree.h>
 #include <bfs/btree_repair.h>
 #include <bfs/core.h>
@@ -502,6 +503,50 @@ START_TEST(test_shrink_moving_nodes_crash)
 }
 END_TEST
 
+/* the metadata allocator fenced for a shrink: nothing beyond the fence, ever */
+START_TEST(test_alloc_fence)
+{
+	const struct bfs_alloc_geom g = {
+		.bucket_size = 64 * KiB, .first_bucket = 1, .nbuckets = 33,
+		.journal_bucket = 1, .journal_nbuckets = 2, .node_size = 16 * KiB,
+	};
+	const u64 fence = 17 * 64 * KiB;
+	u64 high[8], off, total, got = 0;
+	struct bfs_alloc *a;
+	unsigned i;
+
+	ck_assert_int_eq(bfs_alloc_init(&g, &a), 0);
+	total = bfs_alloc_nr_free(a);
+	ck_assert_uint_eq(total, (33 - 3) * 4);
+	/* take every slot, keep some beyond the fence-to-be */
+	for (i = 0; bfs_alloc_node(a, &off) == 0; i++)
+		if (off >= fence && got < 8)
+			high[got++] = off;
+	ck_assert_uint_eq(i, total);
+	ck_assert_uint_eq(got, 8);
+	/* half of those come back before the fence, half after: none may be handed out again */
+	for (i = 0; i < 4; i++)
+		bfs_alloc_free_now(a, high[i]);
+	bfs_alloc_fence(a, fence);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 0);
+	for (i = 4; i < 8; i++)
+		bfs_alloc_free_later(a, high[i]);
+	bfs_alloc_release_pending(a);
+	bfs_alloc_bucket_put(a, 32);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 0);
+	ck_assert_int_eq(bfs_alloc_node(a, &off), -ENOSPC);
+	/* below it, slots come and go as before */
+	bfs_alloc_free_now(a, 3 * 64 * KiB);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 1);
+	ck_assert_int_eq(bfs_alloc_node(a, &off), 0);
+	ck_assert_uint_eq(off, 3 * 64 * KiB);
+	bfs_alloc_bucket_put(a, 4);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 4);
+	ck_assert_int_eq(bfs_alloc_bucket_get(a, 4), 0);
+	bfs_alloc_exit(a);
+}
+END_TEST
+
 static Suite *resize_suite(void)
 {
 	Suite *s = suite_create("resize");
@@ -509,6 +554,7 @@ static Suite *resize_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_layout);
+	tcase_add_test(tc, test_alloc_fence);
 	tcase_add_test(tc, test_usage);
 	tcase_add_test(tc, test_grow_crash);
 	tcase_add_test(tc, test_shrink_crash);
