@@ -212,6 +212,8 @@ int bfs_btree_get_stats(struct bfs_core *c, enum bfs_btree_id id, struct bfs_btr
 int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
 		       void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
 		       u64 *moved, u64 *left);
+/* *nr: nodes of all btrees that end beyond byte @limit (reads interior nodes only) */
+int bfs_btree_nodes_beyond(struct bfs_core *c, u64 limit, u64 *nr);
 
 /*
  * Check one node image (e.g. read by a tool): @buf holds node_size bytes

@@ -3,8 +3,9 @@
  * Moving btree nodes out of the space a shrink cuts (see bfs_btree_evacuate()
  * in btree.h).
  *
- * Every node is found by walking every btree; each one beyond the limit is
- * then copied, under commit_lock, by the ordinary copy-on-write rewrite
+ * Every node is found by walking the interior nodes of every btree (a
+ * node's place is in its parent's pointer, so leaves are not read); each one
+ * beyond the limit is then copied, under commit_lock, by the ordinary copy-on-write rewrite
  * without a split: new slot (below the limit, the allocator is fenced),
  * parent pointer or root swapped, old node retired.  None of this is
  * journaled: like any split it reaches the disk at a checkpoint, which
@@ -35,18 +36,19 @@ struct evac_node {
 struct evac {
 	u64	limit;
 	u32	node_size;
+	bool	record;		/* keep them in v[], or only count them */
 	struct evac_node *v;
 	size_t	nr, cap;
 };
 
-static int collect(void *ctx, const struct bfs_btree_node_info *ni)
+static int add(struct evac *e, u8 id, u8 level, struct bfs_bpos min, u64 offset)
 {
-	struct evac *e = ctx;
-
-	if (ni->status)
-		return -EUCLEAN;	/* an unreadable node cannot be moved: fsck first */
-	if (ni->offset + e->node_size <= e->limit)
+	if (offset + e->node_size <= e->limit)
 		return 0;
+	if (!e->record) {
+		e->nr++;
+		return 0;
+	}
 	if (e->nr == e->cap) {
 		size_t cap = e->cap ? e->cap * 2 : 64;
 		struct evac_node *v = bfs_realloc(e->v, cap * sizeof(*v));
@@ -56,18 +58,66 @@ static int collect(void *ctx, const struct bfs_btree_node_info *ni)
 		e->v = v;
 		e->cap = cap;
 	}
-	e->v[e->nr++] = (struct evac_node){ ni->btree_id, ni->level, ni->min_key, ni->offset };
+	e->v[e->nr++] = (struct evac_node){ id, level, min, offset };
 	return 0;
 }
 
+/*
+ * The children of interior node @n, from its pointers: a leaf's place is in
+ * its parent's pointer, so leaves are not read (most of the metadata).
+ */
+static int collect_children(struct bfs_core *c, struct evac *e, u8 id, struct btree_node *n)
+{
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < n->nr && !ret && n->level; i++) {
+		const struct bfs_bkey *k = node_key(n, i);
+		const struct bfs_btree_ptr *p = bkey_ptr_val(k);
+		struct btree_node *child;
+
+		if (bfs_bkey_deleted(k))
+			continue;
+		ret = add(e, id, n->level - 1, bfs_bpos_from_disk(&p->min_key),
+			  le64_to_cpu(p->offset));
+		if (ret || n->level == 1)
+			continue;
+		ret = bfs_cache_get(c, id, k, &child);
+		if (!ret) {
+			ret = collect_children(c, e, id, child);
+			bfs_cache_put(c, child);
+		}
+	}
+	return ret;
+}
+
+/* commit_lock held */
 static int collect_all(struct bfs_core *c, struct evac *e)
 {
 	unsigned id;
 	int ret = 0;
 
 	e->nr = 0;
-	for (id = 0; id < BFS_BTREE_NR && !ret; id++)
-		ret = bfs_btree_walk(c, (enum bfs_btree_id)id, collect, NULL, e);
+	for (id = 0; id < BFS_BTREE_NR && !ret; id++) {
+		struct btree_node *root = c->trees[id].node;
+
+		if (!root)
+			return -EUCLEAN;	/* a salvage open whose root is unreadable */
+		ret = add(e, (u8)id, root->level, root->min, root->offset) ?:
+			collect_children(c, e, (u8)id, root);
+	}
+	return ret;
+}
+
+int bfs_btree_nodes_beyond(struct bfs_core *c, u64 limit, u64 *nr)
+{
+	struct evac e = { .limit = limit, .node_size = c->node_size };
+	int ret;
+
+	bfs_mutex_lock(&c->commit_lock);
+	ret = collect_all(c, &e);
+	bfs_mutex_unlock(&c->commit_lock);
+	*nr = e.nr;
 	return ret;
 }
 
@@ -110,7 +160,7 @@ int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
 		       void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
 		       u64 *moved, u64 *left)
 {
-	struct evac e = { .limit = limit, .node_size = c->node_size };
+	struct evac e = { .limit = limit, .node_size = c->node_size, .record = true };
 	unsigned pass;
 	size_t i;
 	int ret;
@@ -120,11 +170,13 @@ int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
 	ret = bfs_core_check_writable(c);
 	/* a second pass only if the first left something (it should not) */
 	for (pass = 0; !ret && pass < 2; pass++) {
-		ret = collect_all(c, &e);
-		if (ret || !e.nr)
-			break;
-		qsort(e.v, e.nr, sizeof(*e.v), higher_first);
 		bfs_mutex_lock(&c->commit_lock);
+		ret = collect_all(c, &e);
+		if (ret || !e.nr) {
+			bfs_mutex_unlock(&c->commit_lock);
+			break;
+		}
+		qsort(e.v, e.nr, sizeof(*e.v), higher_first);
 		for (i = 0; i < e.nr && ret >= 0; i++) {
 			ret = move_one(c, &e.v[i]);
 			*moved += ret > 0;
@@ -140,10 +192,8 @@ int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
 		if (progress && ret >= 0)
 			progress(ctx, e.nr, e.nr);
 	}
-	if (!ret) {
-		ret = collect_all(c, &e);
-		*left = e.nr;
-	}
+	if (!ret)
+		ret = bfs_btree_nodes_beyond(c, limit, left);
 	bfs_free(e.v);
 	return ret;
 }

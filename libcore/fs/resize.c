@@ -58,23 +58,6 @@ int bfs_resize_layout(const struct bfs_sb *sb, u64 new_size, struct bfs_sb *out,
 	return 0;
 }
 
-struct usage_ctx {
-	u64 start;			/* byte offset of the cut */
-	struct bfs_resize_usage *u;
-	u32 node_size;
-};
-
-static int usage_node(void *ctx, const struct bfs_btree_node_info *ni)
-{
-	struct usage_ctx *uc = ctx;
-
-	if (ni->offset + uc->node_size > uc->start) {
-		uc->u->nodes++;
-		uc->u->node_bytes += uc->node_size;
-	}
-	return 0;
-}
-
 /* calls @fn for every alloc key at or above bucket @nbuckets */
 static int for_alloc_keys(struct bfs_core *c, u64 nbuckets,
 			  int (*fn)(void *ctx, const struct bfs_bkey *k, const struct bfs_alloc_v *a),
@@ -115,20 +98,13 @@ int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u
 {
 	struct bfs_core *c = bfs_fs_core(fs);
 	const struct bfs_sb *sb = bfs_core_sb(c);
-	struct usage_ctx uc = {
-		.start = nbuckets * le32_to_cpu(sb->bucket_size),
-		.u = u,
-		.node_size = le32_to_cpu(sb->btree_node_size),
-	};
-	unsigned id;
 	int ret;
 
 	memset(u, 0, sizeof(*u));
-	for (id = 0; id < BFS_BTREE_NR; id++) {
-		ret = bfs_btree_walk(c, (enum bfs_btree_id)id, usage_node, NULL, &uc);
-		if (ret)
-			return ret;
-	}
+	ret = bfs_btree_nodes_beyond(c, nbuckets * le32_to_cpu(sb->bucket_size), &u->nodes);
+	if (ret)
+		return ret;
+	u->node_bytes = u->nodes * le32_to_cpu(sb->btree_node_size);
 	return for_alloc_keys(c, nbuckets, usage_alloc, u);
 }
 
