@@ -147,7 +147,8 @@ static int check_shrink(const struct bfs_cmd *cmd, const struct resize_args *a,
 	if (ret == -ENOSPC)
 		return no_room(cmd, a, new_size, &m);
 	if (ret)
-		return bfs_cmd_error(cmd, "cannot read the space in use: %s", strerror(-ret));
+		return bfs_cmd_error(cmd, "cannot read the space in use on '%s': %s%s", a->path,
+				     strerror(-ret), ret == -EUCLEAN ? "; run 'bfs fsck'" : "");
 	return 0;
 }
 
@@ -210,7 +211,9 @@ static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a
 	}
 	ret = bfs_fs_close(fs) ?: ret;
 	if (ret)
-		return bfs_cmd_error(cmd, "preparing the shrink failed: %s", strerror(-ret));
+		return bfs_cmd_error(cmd, "preparing the shrink failed: %s; the filesystem keeps "
+				     "its size%s", strerror(-ret),
+				     ret == -EUCLEAN ? " (run 'bfs fsck')" : "");
 	return 0;
 }
 

@@ -60,6 +60,18 @@ mib = float(m.group(1)) * {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[m.group(2)]
 print(64 + math.ceil(mib) + 1)')
 [ "$target" -lt 96 ] || fail "the refusal asks for more than the used size: ${target} MiB"
 
+note "a damaged node beyond the new end: refused, fsck named, the size kept"
+leaf=$("$BFS" dump-btree --nodes -b dirents img |
+	awk '/node level 0/ { for (i = 1; i < NF; i++) if ($i == "offset" && $(i + 1) > 104857600) { print $(i + 1); exit } }')
+[ -n "$leaf" ] || fail "no dirents leaf beyond 100 MiB"
+cp img bad.img
+expect_ok "$BFS" debug -w -R "corrupt $leaf 200 4" bad.img
+expect_rc 1 "$BFS" resize bad.img "${target}M"
+contains err "run 'bfs fsck'"
+contains err "keeps its size"
+[ "$(stat -c %s bad.img)" -eq $((256 * 1024 * 1024)) ] || fail "the damaged image was cut"
+rm bad.img
+
 note "shrink to ${target} MiB, just above the used size"
 expect_ok "$BFS" resize img "${target}M"
 contains out "btree nodes"
