@@ -5,9 +5,9 @@
  *
  * Every node is found by walking the interior nodes of every btree (a
  * node's place is in its parent's pointer, so leaves are not read); each one
- * beyond the limit is then copied, under commit_lock, by the ordinary copy-on-write rewrite
- * without a split: new slot (below the limit, the allocator is fenced),
- * parent pointer or root swapped, old node retired.  None of this is
+ * beyond the limit is then copied, under commit_lock, by the ordinary
+ * copy-on-write rewrite without a split: new slot (below the limit, the
+ * allocator is fenced), parent pointer or root swapped, old node retired.  None of this is
  * journaled: like any split it reaches the disk at a checkpoint, which
  * writes the new nodes before it records the roots that reach them.  Until
  * then the on-disk trees are the old ones, whose slots stay untouched (freed

@@ -121,9 +121,10 @@ static void fence(struct bfs_fs *fs, u64 nbuckets, u64 *live_bytes, u64 *whole_f
 }
 
 /*
- * Room below the new end for @data bytes of file data (whole buckets, one
- * spare to move through) and @nodes bytes of nodes (any free slot): what
- * counts for the nodes in partly used buckets is only what they can use.
+ * Room below the new end for the file data (@whole_free: whole buckets, one
+ * of them kept spare to move through, if there is @data) and @node_bytes of
+ * nodes, which also fit in the free slots of partly used buckets: of those,
+ * only what the nodes can use counts.
  */
 static u64 room(struct bfs_fs *fs, u64 whole_free, u64 node_bytes, bool data)
 {
@@ -185,7 +186,7 @@ int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move 
 		ret = bfs_data_evacuate(fs->data, nbuckets, data_progress, m, &need, &sectors);
 		m->data_bytes = ret ? 0 : live - BFS_MIN(live, sectors << BFS_SECTOR_SHIFT);
 	}
-	/* after the data: moving it rewrote leaves, maybe some beyond the end */
+	/* after the data: its moves change leaves, in place wherever they are */
 	if (!ret)
 		ret = bfs_btree_evacuate(c, limit, node_progress, m, &m->nodes, &nodes_left);
 	m->left = (sectors << BFS_SECTOR_SHIFT) + nodes_left * node_size;
