@@ -200,8 +200,14 @@ static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a
 					     a->path, bfs_human_size(new_size, h1),
 					     bfs_human_size(m.left, h2));
 		}
-		if (!ret)
+		if (!ret) {
+			/* what really moved: a node the data moves rewrote was already below */
+			u64 node_size = u.nodes ? u.node_bytes / u.nodes : 0;
+
+			u.nodes = m.nodes;
+			u.node_bytes = m.nodes * node_size;
 			say_moved("Moved", &u);
+		}
 	}
 	if (!ret)
 		ret = bfs_resize_drop_alloc_keys(fs, new_nbuckets);
