@@ -7,6 +7,7 @@
  * cut after a shrink; a block device must already have the size.
  */
 #include "cmd.h"
+#include "progress.h"
 
 #include <bfs/fs.h>
 #include <bfs/os.h>
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct option resize_longopts[] = {
 	{ "dry-run",	no_argument, NULL, 'n' },
@@ -76,70 +78,148 @@ static int read_sb(const struct bfs_cmd *cmd, struct bfs_dev *dev, const char *p
 	return 0;
 }
 
-/*
- * A shrink: btree nodes in the cut space block it; file data there is moved
- * below the new end (if it fits); then the alloc keys there are dropped.
- */
-static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a,
-			  struct bfs_dev *dev, u64 new_nbuckets, u64 new_size)
+static void move_progress(void *ctx, unsigned stage, u64 done, u64 total)
 {
-	struct bfs_fs_opts o = { .read_only = true };
+	bfs_progress_update(ctx, stage, stage ? "moving btree nodes" : "moving file data", done,
+			    total);
+}
+
+static void say_moved(const char *verb, const struct bfs_resize_usage *u)
+{
+	char h1[32], h2[32];
+
+	if (u->data_buckets)
+		printf("%s %s of file data (%" PRIu64 " bucket%s) from beyond the new end\n", verb,
+		       bfs_human_size(u->data_bytes, h1), u->data_buckets,
+		       u->data_buckets == 1 ? "" : "s");
+	if (u->nodes)
+		printf("%s %" PRIu64 " btree node%s (%s) from beyond the new end\n", verb, u->nodes,
+		       u->nodes == 1 ? "" : "s", bfs_human_size(u->node_bytes, h2));
+}
+
+/* after the moves: nothing of the filesystem may be left beyond the new end */
+static int check_emptied(const struct bfs_cmd *cmd, const struct resize_args *a,
+			 struct bfs_fs *fs, u64 new_nbuckets)
+{
 	struct bfs_resize_usage u;
-	struct bfs_fs *fs;
-	u64 need, avail, left;
+	char h1[32], h2[32];
+	int ret = bfs_resize_usage(fs, new_nbuckets, &u);
+
+	if (ret)
+		return bfs_cmd_error(cmd, "cannot read the space in use: %s", strerror(-ret));
+	if (u.nodes || u.data_buckets)
+		return bfs_cmd_error(cmd, "cannot shrink '%s': %s of file data and %" PRIu64
+				     " btree node%s (%s) are still beyond the new end; run "
+				     "'bfs fsck'", a->path, bfs_human_size(u.data_bytes, h1),
+				     u.nodes, u.nodes == 1 ? "" : "s",
+				     bfs_human_size(u.node_bytes, h2));
+	return 0;
+}
+
+static int no_room(const struct bfs_cmd *cmd, const struct resize_args *a, u64 new_size,
+		   const struct bfs_resize_move *m)
+{
 	char h1[32], h2[32], h3[32], h4[32];
-	int ret = bfs_fs_open(dev, &o, &fs);
+
+	return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data and btree nodes "
+			     "lies beyond the new end and does not fit in the %s free below it; "
+			     "%s more is needed", a->path, bfs_human_size(new_size, h1),
+			     bfs_human_size(m->need, h2), bfs_human_size(m->avail, h3),
+			     bfs_human_size(m->need > m->avail ? m->need - m->avail : 0, h4));
+}
+
+/* what lies beyond the new end, and whether it fits below (read-only: --dry-run too) */
+static int check_shrink(const struct bfs_cmd *cmd, const struct resize_args *a,
+			struct bfs_dev *dev, u64 new_nbuckets, u64 new_size,
+			struct bfs_resize_usage *u)
+{
+	struct bfs_resize_move m = { 0 };
+	struct bfs_fs *fs;
+	int ret = bfs_fs_open(dev, &(struct bfs_fs_opts){ .read_only = true }, &fs);
 
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open the filesystem on '%s': %s", a->path,
 				     strerror(-ret));
-	ret = bfs_resize_usage(fs, new_nbuckets, &u);
+	ret = bfs_resize_usage(fs, new_nbuckets, u);
+	if (!ret && (u->data_buckets || u->nodes))
+		ret = bfs_resize_plan(fs, new_nbuckets, &m);
 	bfs_fs_close(fs);
+	if (ret == -ENOSPC)
+		return no_room(cmd, a, new_size, &m);
 	if (ret)
-		return bfs_cmd_error(cmd, "cannot read the space in use: %s", strerror(-ret));
-	if (u.nodes)
-		return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %" PRIu64 " btree node%s (%s) "
-				     "lie beyond the new end, and moving btree nodes is not "
-				     "supported yet", a->path, bfs_human_size(new_size, h1), u.nodes,
-				     u.nodes == 1 ? "" : "s", bfs_human_size(u.node_bytes, h2));
-	if (u.data_buckets && a->dry_run)
-		printf("Would move %s of file data (%" PRIu64 " bucket%s) from beyond the new end\n",
-		       bfs_human_size(u.data_bytes, h1), u.data_buckets,
-		       u.data_buckets == 1 ? "" : "s");
-	if (a->dry_run || (!u.free_alloc_keys && !u.data_buckets))
+		return bfs_cmd_error(cmd, "cannot read the space in use on '%s': %s%s", a->path,
+				     strerror(-ret), ret == -EUCLEAN ? "; run 'bfs fsck'" : "");
+	return 0;
+}
+
+/*
+ * A shrink: the file data and btree nodes in the cut space are moved below
+ * the new end (if they fit), then the alloc keys there are dropped.
+ */
+static int prepare_shrink(const struct bfs_cmd *cmd, const struct resize_args *a,
+			  struct bfs_dev *dev, u64 new_nbuckets, u64 new_size)
+{
+	struct bfs_progress p = { 0 };
+	struct bfs_resize_move m = { .progress = move_progress, .ctx = &p };
+	struct bfs_resize_usage u;
+	struct bfs_fs *fs;
+	char h1[32], h2[32];
+	int ret = check_shrink(cmd, a, dev, new_nbuckets, new_size, &u);
+
+	if (ret)
+		return ret;
+	if (a->dry_run)
+		say_moved("Would move", &u);
+	if (a->dry_run || (!u.free_alloc_keys && !u.data_buckets && !u.nodes))
 		return 0;
-	o.read_only = false;
-	ret = bfs_fs_open(dev, &o, &fs);
+	ret = bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs);
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open the filesystem on '%s': %s", a->path,
 				     strerror(-ret));
-	if (u.data_buckets) {
-		ret = bfs_resize_evacuate(fs, new_nbuckets, &need, &avail, &left);
+	if (u.data_buckets || u.nodes) {
+		bfs_progress_init_bar(&p, STDOUT_FILENO, a->path);
+		ret = bfs_resize_evacuate(fs, new_nbuckets, &m);
+		bfs_progress_done(&p);
+		if (ret == -ENOSPC && m.need > m.avail) {
+			bfs_fs_close(fs);
+			return no_room(cmd, a, new_size, &m);
+		}
 		if (ret == -ENOSPC) {
-			bfs_fs_close(fs);
-			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data lies "
-					     "beyond the new end and does not fit in the %s free "
-					     "below it; %s more is needed", a->path,
-					     bfs_human_size(new_size, h1), bfs_human_size(need, h2),
-					     bfs_human_size(avail, h3),
-					     bfs_human_size(need > avail ? need - avail : 0, h4));
+			/* the estimate was short (fragmented space): what moved stays moved */
+			ret = bfs_fs_close(fs);
+			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: the space below the new "
+					     "end ran out while moving (%" PRIu64 " btree nodes moved); "
+					     "the filesystem keeps its size%s", a->path,
+					     bfs_human_size(new_size, h1), m.nodes,
+					     ret ? ", but closing it failed" : "");
 		}
-		if (!ret && left) {
+		if (!ret && m.left) {
 			bfs_fs_close(fs);
-			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s of file data could "
-					     "not be moved (unreadable?); run 'bfs fsck'", a->path,
-					     bfs_human_size(new_size, h1), bfs_human_size(left, h2));
+			return bfs_cmd_error(cmd, "cannot shrink '%s' to %s: %s could not be moved "
+					     "from beyond the new end (unreadable?); run 'bfs fsck'",
+					     a->path, bfs_human_size(new_size, h1),
+					     bfs_human_size(m.left, h2));
 		}
-		if (!ret)
-			printf("Moved %s of file data (%" PRIu64 " bucket%s) from beyond the new "
-			       "end\n", bfs_human_size(u.data_bytes, h1), u.data_buckets,
-			       u.data_buckets == 1 ? "" : "s");
+		if (!ret) {
+			/* what really moved: a node the data moves rewrote was already below */
+			u64 node_size = u.nodes ? u.node_bytes / u.nodes : 0;
+
+			u.nodes = m.nodes;
+			u.node_bytes = m.nodes * node_size;
+			say_moved("Moved", &u);
+		}
 	}
 	if (!ret)
 		ret = bfs_resize_drop_alloc_keys(fs, new_nbuckets);
+	if (!ret && check_emptied(cmd, a, fs, new_nbuckets)) {
+		bfs_fs_close(fs);
+		return BFS_EXIT_ERROR;
+	}
 	ret = bfs_fs_close(fs) ?: ret;
 	if (ret)
-		return bfs_cmd_error(cmd, "preparing the shrink failed: %s", strerror(-ret));
+		return bfs_cmd_error(cmd, "preparing the shrink failed: %s; the filesystem keeps "
+				     "its size%s", strerror(-ret),
+				     ret == -EUCLEAN ? " (run 'bfs fsck')" : "");
 	return 0;
 }
 
@@ -283,9 +363,9 @@ const struct bfs_cmd bfs_cmd_resize = {
 	.help =
 	"Without SIZE the filesystem grows to the size of DEVICE.  SIZE is in bytes or\n"
 	"with a suffix (K, M, G, T: powers of 1024).  An image file is extended to SIZE\n"
-	"first, and cut to SIZE after a shrink, which moves the file data beyond the\n"
-	"new end below it; it is refused, with the amount, if that does not fit or if\n"
-	"btree nodes lie there.\n"
+	"first, and cut to SIZE after a shrink, which moves the file data and btree\n"
+	"nodes beyond the new end below it; it is refused, with the amount, if they do\n"
+	"not fit.\n"
 	"\n"
 	"  -n, --dry-run     check and print what would change, write nothing\n"
 	"\nThe filesystem must be unmounted and cleanly closed.  The resize is one\n"

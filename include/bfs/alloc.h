@@ -44,6 +44,13 @@ void bfs_alloc_free_later(struct bfs_alloc *a, u64 offset);
 /* everything freed with free_later before this call becomes reusable */
 void bfs_alloc_release_pending(struct bfs_alloc *a);
 
+/*
+ * Shrinking: no slot ending beyond byte @end is handed out from now on.  The
+ * free ones are taken at once (nr_free counts only the space below), and a
+ * slot there that is freed later stays taken.  For the life of the handle.
+ */
+void bfs_alloc_fence(struct bfs_alloc *a, u64 end);
+
 u64 bfs_alloc_nr_free(struct bfs_alloc *a);
 u64 bfs_alloc_nr_total(struct bfs_alloc *a);
 u64 bfs_alloc_nr_pending(struct bfs_alloc *a);

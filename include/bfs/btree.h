@@ -200,6 +200,22 @@ struct bfs_btree_stats {
 int bfs_btree_get_stats(struct bfs_core *c, enum bfs_btree_id id, struct bfs_btree_stats *s);
 
 /*
+ * Shrinking (libcore/btree/evacuate.c): copy every node of every btree that
+ * ends beyond byte @limit to a slot below it, each a copy-on-write move whose
+ * parent pointer (or root) changes with it, then checkpoint, so the new
+ * tree is durable and the old slots are never written.  The caller fences
+ * the allocator at @limit first (bfs_alloc_fence()) and is the only writer.
+ * *moved: nodes copied; *left: nodes still beyond @limit (0 on success).
+ * -ENOSPC if the space below ran out (the trees stay valid: each move is
+ * whole or not at all).  @progress (may be NULL) is told nodes done of total.
+ */
+int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
+		       void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
+		       u64 *moved, u64 *left);
+/* *nr: nodes of all btrees that end beyond byte @limit (reads interior nodes only) */
+int bfs_btree_nodes_beyond(struct bfs_core *c, u64 limit, u64 *nr);
+
+/*
  * Check one node image (e.g. read by a tool): @buf holds node_size bytes
  * read from @offset; @ptr (may be NULL) is the pointer that led there.
  * 0 or -EUCLEAN with the reason in @err (BFS_ERR_LEN).

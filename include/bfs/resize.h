@@ -5,13 +5,16 @@
  * A resize changes only the superblock: dev_size, nbuckets and the copy
  * positions (the end copy follows the end of the device).  Growing adds
  * free buckets: the alloc btree has keys only for buckets that held data,
- * and btree node space is rebuilt at open.  Shrinking is possible when the
- * cut range [new nbuckets, old nbuckets) holds no btree node;
- * bfs_resize_usage() says what is there.
+ * and btree node space is rebuilt at open.  Shrinking needs the cut range
+ * [new nbuckets, old nbuckets) empty; bfs_resize_usage() says what is there.
  *
- * File data in the cut range is moved below it first (bfs_resize_evacuate(),
- * the copy-GC path: each extent is written again and its key replaced in one
- * transaction); btree nodes there are not moved yet, so they block a shrink.
+ * bfs_resize_evacuate() empties it: the allocators are fenced at the new
+ * end, the file data there is moved below it (the copy-GC path: each extent
+ * is written again and its key replaced in one transaction), then every
+ * btree node there is copied below it (bfs_btree_evacuate(): copy-on-write
+ * moves made durable by a checkpoint).  The journal ring lies at the start
+ * of the bucket area and never moves: bfs_resize_layout() refuses a size
+ * that would cut it or leave too few buckets after it.
  *
  * Crash safety: bfs_resize_commit() is one bfs_sb_write() (backups, flush,
  * primary, flush); the new end copy lies in space neither geometry uses and
@@ -43,13 +46,37 @@ struct bfs_resize_usage {
 };
 int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u);
 
+/* what a shrink moves out of the cut range (bfs_resize_plan, bfs_resize_evacuate) */
+struct bfs_resize_move {
+	/*
+	 * in: told the extents (stage 0) and then the btree nodes (stage 1)
+	 * moved of the total (may be NULL)
+	 */
+	void	(*progress)(void *ctx, unsigned stage, u64 done, u64 total);
+	void	*ctx;
+	/* out */
+	u64	need;		/* bytes to move: live file data and btree nodes */
+	u64	data_need;	/* of which file data */
+	u64	avail;		/* bytes below the new end they can use */
+	u64	data_bytes;	/* file data moved */
+	u64	nodes;		/* btree nodes moved */
+	u64	left;		/* bytes still beyond the new end (0 unless an extent was unreadable) */
+};
+
 /*
- * Move the file data at or above bucket @nbuckets below it (fs open
- * read-write, nothing else using it).  -ENOSPC if it does not fit: *need
- * bytes to move, *avail free below.  *left: bytes still there afterwards
- * (0 unless an extent could not be read).  Durable on return.
+ * Whether what lies at or above bucket @nbuckets fits below it: fills
+ * need, data_need and avail; -ENOSPC if it does not.  Also on a read-only
+ * open.  Fences the allocators there for the rest of the open, so that
+ * nothing new lands beyond the new end.
  */
-int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, u64 *need, u64 *avail, u64 *left);
+int bfs_resize_plan(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m);
+
+/*
+ * bfs_resize_plan(), then move the file data and then the btree nodes at or
+ * above bucket @nbuckets below it (fs open read-write, nothing else using
+ * it).  -ENOSPC, with nothing moved, if they do not fit.  Durable on return.
+ */
+int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m);
 
 /*
  * Delete the alloc keys of data-free buckets at or above @nbuckets: after

@@ -14,6 +14,7 @@ struct bfs_alloc {
 	struct bfs_alloc_geom g;
 	u64	base;		/* byte offset of slot 0 */
 	u64	nslots;
+	u64	limit;		/* slots from here on are fenced (bfs_alloc_fence): never freed */
 	u64	*used;		/* bitmap */
 	u64	nr_free;
 	u64	nr_total;
@@ -57,6 +58,7 @@ int bfs_alloc_init(const struct bfs_alloc_geom *g, struct bfs_alloc **out)
 			a->nr_total++;
 	}
 	a->nr_free = a->nr_total;
+	a->limit = a->nslots;
 	bfs_mutex_init(&a->lock);
 	*out = a;
 	return 0;
@@ -145,6 +147,8 @@ static void free_locked(struct bfs_alloc *a, u64 offset)
 		bfs_warn("alloc: freeing slot at %llu that is not in use", (unsigned long long)offset);
 		return;
 	}
+	if (s >= a->limit)
+		return;
 	clear_bit64(a->used, s);
 	a->nr_free++;
 }
@@ -183,6 +187,22 @@ void bfs_alloc_release_pending(struct bfs_alloc *a)
 	for (i = 0; i < a->nr_pending; i++)
 		free_locked(a, a->pending[i]);
 	a->nr_pending = 0;
+	bfs_mutex_unlock(&a->lock);
+}
+
+void bfs_alloc_fence(struct bfs_alloc *a, u64 end)
+{
+	u64 limit = end > a->base ? (end - a->base) / a->g.node_size : 0, i;
+
+	bfs_mutex_lock(&a->lock);
+	if (limit < a->limit) {
+		for (i = limit; i < a->limit; i++)
+			if (!test_bit64(a->used, i)) {
+				set_bit64(a->used, i);
+				a->nr_free--;
+			}
+		a->limit = limit;
+	}
 	bfs_mutex_unlock(&a->lock);
 }
 
@@ -253,7 +273,7 @@ static void bucket_set_locked(struct bfs_alloc *a, u64 first, u64 nr, bool used)
 		if (used && !test_bit64(a->used, i)) {
 			set_bit64(a->used, i);
 			a->nr_free--;
-		} else if (!used && test_bit64(a->used, i)) {
+		} else if (!used && test_bit64(a->used, i) && i < a->limit) {
 			clear_bit64(a->used, i);
 			a->nr_free++;
 		}

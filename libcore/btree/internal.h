@@ -365,6 +365,8 @@ int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos);
  */
 int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level,
 			   const struct bfs_bpos *insert);
+/* the same without a split: the node's live keys copied to a new slot (shrink) */
+int bfs_btree_node_move(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level);
 /* 1: merged, 0: skipped (no room in the parent), or -errno */
 int bfs_btree_merge_siblings(struct bfs_core *c, u8 id, struct btree_path *p,
 			     struct btree_node *left, struct btree_node *right);

@@ -115,8 +115,8 @@ static int parent_prepare(struct bfs_core *c, struct btree_node *parent, unsigne
 	return ret;
 }
 
-int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level,
-			   const struct bfs_bpos *insert)
+static int rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level,
+		   const struct bfs_bpos *insert, bool move)
 {
 	struct btree_node *n = p->n[level], *parent = NULL, *nn[2] = { NULL, NULL }, *root = NULL;
 	struct bfs_bkey **keys;
@@ -128,7 +128,9 @@ int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsi
 	keys = live_keys(n, &nr, &bytes);
 	if (!keys)
 		return -ENOMEM;
-	cnt = bytes * 3 <= (u64)usable_bytes(c) * 2 || nr < 2 ? 1 : 2;
+	if (move && bytes > usable_bytes(c))
+		move = false;	/* cannot happen for a node that was written; split if it does */
+	cnt = move || bytes * 3 <= (u64)usable_bytes(c) * 2 || nr < 2 ? 1 : 2;
 
 	if (level + 1 < p->depth) {
 		parent = p->n[level + 1];
@@ -215,6 +217,17 @@ int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsi
 out:
 	bfs_free(keys);
 	return ret;
+}
+
+int bfs_btree_node_rewrite(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level,
+			   const struct bfs_bpos *insert)
+{
+	return rewrite(c, id, p, level, insert, false);
+}
+
+int bfs_btree_node_move(struct bfs_core *c, u8 id, struct btree_path *p, unsigned level)
+{
+	return rewrite(c, id, p, level, NULL, true);
 }
 
 static u32 live_children(struct btree_node *n)

@@ -230,9 +230,12 @@ int bfs_data_copygc(struct bfs_fs_data *d, u64 held_ino, bool *freed, bool *busy
  * while it runs.  -ENOSPC (nothing moved) if the live data there does not
  * fit in the free space below; *left: live sectors still there afterwards
  * (extents that changed or could not be read meanwhile).  The caller holds
- * the filesystem alone: no other writer.
+ * the filesystem alone: no other writer.  @progress (may be NULL) is told
+ * the extents moved of the total.
  */
-int bfs_data_evacuate(struct bfs_fs_data *d, u64 fence, u64 *need_bytes, u64 *left);
+int bfs_data_evacuate(struct bfs_fs_data *d, u64 fence,
+		      void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
+		      u64 *need_bytes, u64 *left);
 /*
  * Fence buckets @fence and up (alloc_data.c); returns the live sectors in
  * them, and in *free_bytes the space new data can still get below them.

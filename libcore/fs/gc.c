@@ -42,6 +42,9 @@ struct gc_state {
 	struct gc_ref *refs;
 	size_t	nr_refs, cap_refs;
 	bool	busy;		/* skipped extents of inodes locked by others */
+	/* evacuation: told extents done of the total (may be NULL) */
+	void	(*progress)(void *ctx, u64 done, u64 total);
+	void	*pctx;
 };
 
 /*
@@ -212,6 +215,8 @@ static int move_refs(struct gc_state *s, u64 held_ino)
 			bfs_mutex_unlock(l);
 		if (ret == -ESTALE || ret == -EIO)
 			ret = 0;	/* gone meanwhile, or unreadable: stays where it is */
+		if (s->progress)
+			s->progress(s->pctx, i + 1, s->nr_refs);
 	}
 	bfs_free(buf);
 	return ret;
@@ -280,9 +285,11 @@ out:
 	return ret;
 }
 
-int bfs_data_evacuate(struct bfs_fs_data *d, u64 fence, u64 *need_bytes, u64 *left)
+int bfs_data_evacuate(struct bfs_fs_data *d, u64 fence,
+		      void (*progress)(void *ctx, u64 done, u64 total), void *ctx,
+		      u64 *need_bytes, u64 *left)
 {
-	struct gc_state s = { .d = d, .from = fence };
+	struct gc_state s = { .d = d, .from = fence, .progress = progress, .pctx = ctx };
 	u64 b, live = 0, free_bytes;
 	int ret = 0;
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Offline grow and shrink: see include/bfs/resize.h for the rules and why they are safe. */
+#include <bfs/alloc.h>
 #include <bfs/btree.h>
 #include <bfs/core.h>
 #include <bfs/extent_format.h>
@@ -30,11 +31,17 @@ int bfs_resize_layout(const struct bfs_sb *sb, u64 new_size, struct bfs_sb *out,
 				  (unsigned long long)new_size, (unsigned long long)BFS_MIN_DEV_SIZE);
 	nr = bfs_sb_copy_offsets(new_size, offs);
 	nbuckets = offs[nr - 1] / bucket;
-	if (nbuckets < jend + BFS_MIN_FREE_BUCKETS)
+	if (nbuckets < jend + BFS_MIN_FREE_BUCKETS) {
+		/* the ring is at a fixed place near the start: the end copy follows the buckets */
+		u64 least = (jend + BFS_MIN_FREE_BUCKETS) * bucket + BFS_SB_REGION;
+
 		return resize_err(err, "%llu bytes leaves %llu buckets after the journal, the minimum "
-				  "is %u", (unsigned long long)new_size,
+				  "is %u (the journal ring does not move): the smallest size is "
+				  "%llu MiB", (unsigned long long)new_size,
 				  (unsigned long long)(nbuckets > jend ? nbuckets - jend : 0),
-				  BFS_MIN_FREE_BUCKETS);
+				  BFS_MIN_FREE_BUCKETS,
+				  (unsigned long long)BFS_DIV_ROUND_UP(least, MiB));
+	}
 	if (nbuckets <= first)
 		return resize_err(err, "no buckets left");
 
@@ -48,23 +55,6 @@ int bfs_resize_layout(const struct bfs_sb *sb, u64 new_size, struct bfs_sb *out,
 	out->csum = cpu_to_le64(bfs_sb_csum(out));
 	if (bfs_sb_validate(out, BFS_SB_MAX_BYTES, new_size, verr))
 		return resize_err(err, "the resized superblock would be invalid: %s", verr);
-	return 0;
-}
-
-struct usage_ctx {
-	u64 start;			/* byte offset of the cut */
-	struct bfs_resize_usage *u;
-	u32 node_size;
-};
-
-static int usage_node(void *ctx, const struct bfs_btree_node_info *ni)
-{
-	struct usage_ctx *uc = ctx;
-
-	if (ni->offset + uc->node_size > uc->start) {
-		uc->u->nodes++;
-		uc->u->node_bytes += uc->node_size;
-	}
 	return 0;
 }
 
@@ -108,32 +98,98 @@ int bfs_resize_usage(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_usage *u
 {
 	struct bfs_core *c = bfs_fs_core(fs);
 	const struct bfs_sb *sb = bfs_core_sb(c);
-	struct usage_ctx uc = {
-		.start = nbuckets * le32_to_cpu(sb->bucket_size),
-		.u = u,
-		.node_size = le32_to_cpu(sb->btree_node_size),
-	};
-	unsigned id;
 	int ret;
 
 	memset(u, 0, sizeof(*u));
-	for (id = 0; id < BFS_BTREE_NR; id++) {
-		ret = bfs_btree_walk(c, (enum bfs_btree_id)id, usage_node, NULL, &uc);
-		if (ret)
-			return ret;
-	}
+	ret = bfs_btree_nodes_beyond(c, nbuckets * le32_to_cpu(sb->bucket_size), &u->nodes);
+	if (ret)
+		return ret;
+	u->node_bytes = u->nodes * le32_to_cpu(sb->btree_node_size);
 	return for_alloc_keys(c, nbuckets, usage_alloc, u);
 }
 
-int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, u64 *need, u64 *avail, u64 *left)
+/*
+ * Nothing new goes beyond the new end from here on, data or node: the
+ * metadata allocator and the data buckets are both fenced there.
+ */
+static void fence(struct bfs_fs *fs, u64 nbuckets, u64 *live_bytes, u64 *whole_free)
 {
-	struct bfs_fs_data *d = fs->data;
-	u64 free_bytes, sectors;
-	int ret = bfs_data_evacuate(d, nbuckets, need, &sectors);
+	struct bfs_core *c = bfs_fs_core(fs);
 
-	bfs_data_fence(d, nbuckets, &free_bytes);	/* again: what the move left free */
-	*avail = free_bytes;
-	*left = sectors << BFS_SECTOR_SHIFT;
+	bfs_alloc_fence(bfs_core_alloc(c), nbuckets * le32_to_cpu(bfs_core_sb(c)->bucket_size));
+	*live_bytes = bfs_data_fence(fs->data, nbuckets, whole_free) << BFS_SECTOR_SHIFT;
+}
+
+/*
+ * Room below the new end for the file data (@whole_free: whole buckets, one
+ * of them kept spare to move through, if there is @data) and @node_bytes of
+ * nodes, which also fit in the free slots of partly used buckets: of those,
+ * only what the nodes can use counts.
+ */
+static u64 room(struct bfs_fs *fs, u64 whole_free, u64 node_bytes, bool data)
+{
+	struct bfs_core *c = bfs_fs_core(fs);
+	struct bfs_alloc *a = bfs_core_alloc(c);
+	u64 bucket = le32_to_cpu(bfs_core_sb(c)->bucket_size);
+	u64 slots = bfs_alloc_nr_free(a) * le32_to_cpu(bfs_core_sb(c)->btree_node_size);
+	u64 whole = bfs_alloc_nr_free_buckets(a) * bucket;
+	u64 partial = slots > whole ? slots - whole : 0;
+	u64 slack = data ? bucket : 0;
+
+	return (whole_free > slack ? whole_free - slack : 0) + BFS_MIN(partial, node_bytes);
+}
+
+int bfs_resize_plan(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m)
+{
+	struct bfs_resize_usage u;
+	u64 live, whole_free;
+	int ret = bfs_resize_usage(fs, nbuckets, &u);
+
+	m->need = m->data_need = m->avail = m->data_bytes = m->nodes = m->left = 0;
+	if (ret)
+		return ret;
+	fence(fs, nbuckets, &live, &whole_free);
+	m->data_need = live;
+	m->need = live + u.node_bytes;
+	m->avail = room(fs, whole_free, u.node_bytes, live);
+	return m->need > m->avail ? -ENOSPC : 0;
+}
+
+static void data_progress(void *ctx, u64 done, u64 total)
+{
+	struct bfs_resize_move *m = ctx;
+
+	if (m->progress)
+		m->progress(m->ctx, 0, done, total);
+}
+
+static void node_progress(void *ctx, u64 done, u64 total)
+{
+	struct bfs_resize_move *m = ctx;
+
+	if (m->progress)
+		m->progress(m->ctx, 1, done, total);
+}
+
+int bfs_resize_evacuate(struct bfs_fs *fs, u64 nbuckets, struct bfs_resize_move *m)
+{
+	struct bfs_core *c = bfs_fs_core(fs);
+	u64 limit = nbuckets * le32_to_cpu(bfs_core_sb(c)->bucket_size);
+	u64 node_size = le32_to_cpu(bfs_core_sb(c)->btree_node_size);
+	u64 live, need, sectors = 0, nodes_left = 0;
+	int ret = bfs_resize_plan(fs, nbuckets, m);
+
+	if (ret)
+		return ret;
+	live = m->data_need;
+	if (live) {
+		ret = bfs_data_evacuate(fs->data, nbuckets, data_progress, m, &need, &sectors);
+		m->data_bytes = ret ? 0 : live - BFS_MIN(live, sectors << BFS_SECTOR_SHIFT);
+	}
+	/* after the data: its moves change leaves, in place wherever they are */
+	if (!ret)
+		ret = bfs_btree_evacuate(c, limit, node_progress, m, &m->nodes, &nodes_left);
+	m->left = (sectors << BFS_SECTOR_SHIFT) + nodes_left * node_size;
 	return ret ?: bfs_fs_sync(fs);
 }
 
@@ -169,9 +225,11 @@ int bfs_resize_drop_alloc_keys(struct bfs_fs *fs, u64 nbuckets)
 {
 	struct bfs_core *c = bfs_fs_core(fs);
 	struct drop_ctx d = { 0 };
+	u64 live, whole_free;
 	size_t i, j;
 	int ret;
 
+	fence(fs, nbuckets, &live, &whole_free);	/* a split here must not land beyond */
 	ret = for_alloc_keys(c, nbuckets, collect_free, &d);
 	for (i = 0; !ret && i < d.nr; i += DROP_BATCH) {
 		struct bfs_trans *t;

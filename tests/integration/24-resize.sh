@@ -40,9 +40,12 @@ expect_ok "$BFS" fsck -n img
 contains out "clean"
 
 note "shrink: refused, with the amounts, when the data beyond the new end does not fit"
+expect_rc 1 "$BFS" resize --dry-run img 24M
+contains err "cannot shrink 'img' to 24 MiB"
+contains err "more is needed"
 expect_rc 1 "$BFS" resize img 24M
 contains err "cannot shrink 'img' to 24 MiB"
-contains err "of file data lies beyond the new end and does not fit in the"
+contains err "of file data and btree nodes lies beyond the new end and does not fit in the"
 contains err "more is needed"
 lacks out "Resizing"
 [ "$(stat -c %s img)" -eq $((300 * 1024 * 1024)) ] || fail "a refused shrink cut the image"
@@ -96,6 +99,15 @@ expect_rc 2 "$BFS" resize img 10Q
 contains err "invalid size"
 expect_rc 1 "$BFS" resize img 4M
 contains err "minimum size"
+# the journal ring stays where it is: a cut that leaves too little after it names the smallest size
+expect_ok "$BFS" format -q --size 64M --bucket-size 1M big-buckets.img
+expect_rc 1 "$BFS" resize big-buckets.img 12M
+contains err "the journal ring does not move): the smallest size is"
+least=$(sed -n 's/.*the smallest size is \([0-9]*\) MiB.*/\1/p' err)
+expect_rc 1 "$BFS" resize --dry-run big-buckets.img "$((least - 1))M"
+expect_ok "$BFS" resize big-buckets.img "${least}M"
+expect_ok "$BFS" fsck -n big-buckets.img
+contains out "clean"
 truncate -s 16M zero.img
 expect_rc 1 "$BFS" resize zero.img
 contains err "not a bfs filesystem"

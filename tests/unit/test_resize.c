@@ -9,9 +9,12 @@
 #include "unit.h"
 #include "crash_states.h"
 
+#include <bfs/alloc.h>
 #include <bfs/btree.h>
+#include <bfs/btree_repair.h>
 #include <bfs/core.h>
 #include <bfs/fs.h>
+#include <bfs/fsck.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
 #include <bfs/resize.h>
@@ -151,7 +154,60 @@ END_TEST
 struct resize_ctx {
 	u64 old_size, new_size;
 	const char *file;
+	unsigned nr_small;	/* small files f00000... whose names and contents must stay */
 };
+
+static void small_name(unsigned i, char name[16])
+{
+	snprintf(name, 16, "f%05u", i);
+}
+
+/* a few hundred bytes, tagged with @i, so each small file is told apart */
+static void small_content(unsigned i, u8 *buf, size_t len)
+{
+	size_t j;
+
+	for (j = 0; j < len; j++)
+		buf[j] = (u8)(i * 7 + j * 13);
+}
+
+#define SMALL_BYTES	300
+/* the first ones hold SMALL_BYTES each, the others are empty (metadata only) */
+#define SMALL_WITH_DATA	400
+
+static bool small_ok(struct bfs_fs *fs, unsigned nr, char *why)
+{
+	u8 want[SMALL_BYTES], got[SMALL_BYTES];
+	struct bfs_stat st;
+	char name[16];
+	unsigned i;
+
+	for (i = 0; i < nr; i++) {
+		small_name(i, name);
+		small_content(i, want, sizeof(want));
+		if (bfs_fs_lookup(fs, BFS_ROOT_INO, name, strlen(name), &st) ||
+		    st.size != (i < SMALL_WITH_DATA ? SMALL_BYTES : 0) ||
+		    (i < SMALL_WITH_DATA &&
+		     (bfs_fs_read(fs, st.ino, got, sizeof(got), 0) != SMALL_BYTES ||
+		      memcmp(want, got, sizeof(want))))) {
+			snprintf(why, 512, "small file '%s' lost or changed", name);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* fsck -n of a crashed state: clean, and nothing written */
+static bool fsck_clean(struct bfs_dev *img, char *why)
+{
+	struct bfs_fsck f = { .dev = img, .mode = BFS_FSCK_MODE_NO };
+	int rc = bfs_fsck_run(&f);
+
+	bfs_fsck_release(&f);
+	if (rc)
+		snprintf(why, 512, "fsck -n exited %d", rc);
+	return !rc;
+}
 
 static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
@@ -178,6 +234,8 @@ static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, c
 		snprintf(why, 512, "the resize was durable but the old size is read");
 		return false;
 	}
+	if (!fsck_clean(img, why))
+		return false;
 	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
 	if (ret) {
 		snprintf(why, 512, "open failed: %s", strerror(-ret));
@@ -189,7 +247,7 @@ static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, c
 			bfs_fs_close(fs);
 			return false;
 		}
-	if (c->file && !file_ok(fs, c->file, why)) {
+	if ((c->file && !file_ok(fs, c->file, why)) || !small_ok(fs, c->nr_small, why)) {
 		bfs_fs_close(fs);
 		return false;
 	}
@@ -226,17 +284,20 @@ static void resize_recorded(struct bfs_dev *dev, u64 new_size, const char *logpa
 		bfs_sb_handle_release(&h);
 		ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 		ck_assert_int_eq(bfs_resize_usage(fs, le64_to_cpu(out->nbuckets), &u), 0);
-		ck_assert_uint_eq(u.nodes, 0);
-		if (u.data_buckets) {
-			u64 need, avail, left;
+		if (u.data_buckets || u.nodes) {
+			struct bfs_resize_move m = { 0 };
 
-			ck_assert_int_eq(bfs_resize_evacuate(fs, le64_to_cpu(out->nbuckets), &need,
-							     &avail, &left), 0);
-			ck_assert_uint_eq(need, FILE_BYTES);
-			ck_assert_uint_eq(left, 0);
+			ck_assert_int_eq(bfs_resize_evacuate(fs, le64_to_cpu(out->nbuckets), &m), 0);
+			ck_assert_uint_eq(m.need, u.data_bytes + u.node_bytes);
+			ck_assert_uint_eq(m.data_bytes, u.data_bytes);
+			/* fewer if the data moves rewrote some nodes (below the fence) */
+			ck_assert_uint_le(m.nodes, u.nodes);
+			ck_assert(!u.nodes || m.nodes);
+			ck_assert_uint_eq(m.left, 0);
 		}
 		ck_assert_int_eq(bfs_resize_usage(fs, le64_to_cpu(out->nbuckets), &u), 0);
 		ck_assert_uint_eq(u.data_buckets, 0);
+		ck_assert_uint_eq(u.nodes, 0);
 		ck_assert_uint_ge(u.free_alloc_keys, 1);	/* the test means to drop some */
 		ck_assert_int_eq(bfs_resize_drop_alloc_keys(fs, le64_to_cpu(out->nbuckets)), 0);
 		ck_assert_int_eq(bfs_fs_close(fs), 0);
@@ -315,32 +376,178 @@ END_TEST
 START_TEST(test_evacuate_no_room)
 {
 	struct bfs_dev *dev = make_fs(16 * MiB, 16 * MiB);
-	struct bfs_resize_usage u;
+	struct bfs_resize_usage u, u2;
+	struct bfs_resize_move m;
 	struct bfs_fs *fs;
-	u64 need, avail, left, cut;
 	const struct bfs_sb *sb;
+	char why[512];
+	u64 cut;
 
 	write_file(dev, "a");
 	write_file(dev, "b");
-	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	/* the plan says so on a read-only open already */
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ .read_only = true }, &fs), 0);
 	sb = bfs_core_sb(bfs_fs_core(fs));
 	/* keep just the journal and a few buckets: the data cannot fit */
 	cut = le64_to_cpu(sb->journal_bucket) + le32_to_cpu(sb->journal_nbuckets) + 20;
+	ck_assert_int_eq(bfs_resize_plan(fs, cut, &m), -ENOSPC);
+	ck_assert_uint_eq(m.data_need, 2 * FILE_BYTES);
+	ck_assert_uint_lt(m.avail, m.need);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 	ck_assert_int_eq(bfs_resize_usage(fs, cut, &u), 0);
 	ck_assert_uint_eq(u.data_bytes, 2 * FILE_BYTES);
-	ck_assert_int_eq(bfs_resize_evacuate(fs, cut, &need, &avail, &left), -ENOSPC);
-	ck_assert_uint_eq(need, 2 * FILE_BYTES);
-	ck_assert_uint_lt(avail, need);
+	ck_assert_int_eq(bfs_resize_evacuate(fs, cut, &m), -ENOSPC);
+	ck_assert_uint_eq(m.need, 2 * FILE_BYTES + u.node_bytes);
+	ck_assert_uint_lt(m.avail, m.need);
+	ck_assert_uint_eq(m.data_bytes, 0);
+	ck_assert_uint_eq(m.nodes, 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	/* nothing moved, nothing lost */
 	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
-	{
-		char why[512];
-
-		ck_assert_msg(file_ok(fs, "a", why) && file_ok(fs, "b", why), "%s", why);
-	}
+	ck_assert_msg(file_ok(fs, "a", why) && file_ok(fs, "b", why), "%s", why);
+	ck_assert_int_eq(bfs_resize_usage(fs, cut, &u2), 0);
+	ck_assert_uint_eq(u2.nodes, u.nodes);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_dev_close(dev);
+}
+END_TEST
+
+/*
+ * Btree nodes (and small files' data) in the upper half: while they are
+ * made, every bucket below the cut is kept from the allocators, as a
+ * filesystem that was full there would.
+ */
+struct high_ctx {
+	u64 start;
+	u64 nodes, interior;
+};
+
+static int count_beyond(void *ctx, const struct bfs_btree_node_info *ni)
+{
+	struct high_ctx *h = ctx;
+
+	h->nodes += ni->offset >= h->start;
+	h->interior += ni->level && ni->offset >= h->start;
+	return 0;
+}
+
+/* by a walk that reads every node: the count without reading leaves must agree */
+static u64 interior_beyond(struct bfs_core *c, u64 bucket, u64 nodes)
+{
+	struct high_ctx h = { bucket * le32_to_cpu(bfs_core_sb(c)->bucket_size), 0, 0 };
+	int id;
+
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		ck_assert_int_eq(bfs_btree_walk(c, id, count_beyond, NULL, &h), 0);
+	ck_assert_uint_eq(h.nodes, nodes);
+	return h.interior;
+}
+
+static unsigned make_high_nodes(struct bfs_dev *dev, u64 cut_bucket)
+{
+	u8 small[SMALL_BYTES];
+	struct bfs_resize_usage u;
+	struct bfs_core *core;
+	struct bfs_stat st;
+	struct bfs_fs *fs;
+	char name[16];
+	unsigned i, nr = 0;
+	u64 b;
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	core = bfs_fs_core(fs);
+	for (b = le64_to_cpu(bfs_core_sb(core)->first_bucket); b < cut_bucket; b++)
+		bfs_core_protect_bucket(core, b);
+	for (i = 0; i < 3000; i++, nr++) {
+		small_name(i, name);
+		small_content(i, small, sizeof(small));
+		ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name),
+					      S_IFREG | 0644, 0, &root_cr, &st), 0);
+		if (i < SMALL_WITH_DATA)
+			ck_assert_int_eq(bfs_fs_write(fs, st.ino, small, sizeof(small), 0),
+					 SMALL_BYTES);
+	}
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ .read_only = true }, &fs), 0);
+	ck_assert_int_eq(bfs_resize_usage(fs, cut_bucket, &u), 0);
+	printf("nodes beyond the cut: %llu, data buckets %llu\n", (unsigned long long)u.nodes,
+	       (unsigned long long)u.data_buckets);
+	ck_assert_uint_ge(u.nodes, 8);	/* the test means to move some, interior ones too */
+	ck_assert_uint_ge(interior_beyond(bfs_fs_core(fs), cut_bucket, u.nodes), 1);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	return nr;
+}
+
+static u64 half_nbuckets(struct bfs_dev *dev, u64 new_size)
+{
+	struct bfs_sb *out = bfs_zalloc(BFS_SB_MAX_BYTES);
+	struct bfs_sb_handle h;
+	char err[BFS_ERR_LEN];
+	u64 nb;
+
+	ck_assert_int_eq(bfs_sb_read(dev, &h, err), 0);
+	ck_assert_int_eq(bfs_resize_layout(h.sb, new_size, out, err), 0);
+	nb = le64_to_cpu(out->nbuckets);
+	bfs_sb_handle_release(&h);
+	bfs_free(out);
+	return nb;
+}
+
+/* btree nodes beyond the new end are moved below it, crash-safely, no file lost */
+START_TEST(test_shrink_moving_nodes_crash)
+{
+	struct resize_ctx c = { .old_size = 32 * MiB, .new_size = 16 * MiB };
+	struct bfs_dev *dev = make_fs(32 * MiB, 32 * MiB);
+
+	c.nr_small = make_high_nodes(dev, half_nbuckets(dev, c.new_size));
+	run_crash(dev, &c, "resize-shrink-nodes");
+	ck_assert(fsck_clean(dev, (char[512]){ 0 }));
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/* the metadata allocator fenced for a shrink: nothing beyond the fence, ever */
+START_TEST(test_alloc_fence)
+{
+	const struct bfs_alloc_geom g = {
+		.bucket_size = 64 * KiB, .first_bucket = 1, .nbuckets = 33,
+		.journal_bucket = 1, .journal_nbuckets = 2, .node_size = 16 * KiB,
+	};
+	const u64 fence = 17 * 64 * KiB;
+	u64 high[8], off, total, got = 0;
+	struct bfs_alloc *a;
+	unsigned i;
+
+	ck_assert_int_eq(bfs_alloc_init(&g, &a), 0);
+	total = bfs_alloc_nr_free(a);
+	ck_assert_uint_eq(total, (33 - 3) * 4);
+	/* take every slot, keep some beyond the fence-to-be */
+	for (i = 0; bfs_alloc_node(a, &off) == 0; i++)
+		if (off >= fence && got < 8)
+			high[got++] = off;
+	ck_assert_uint_eq(i, total);
+	ck_assert_uint_eq(got, 8);
+	/* half of those come back before the fence, half after: none may be handed out again */
+	for (i = 0; i < 4; i++)
+		bfs_alloc_free_now(a, high[i]);
+	bfs_alloc_fence(a, fence);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 0);
+	for (i = 4; i < 8; i++)
+		bfs_alloc_free_later(a, high[i]);
+	bfs_alloc_release_pending(a);
+	bfs_alloc_bucket_put(a, 32);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 0);
+	ck_assert_int_eq(bfs_alloc_node(a, &off), -ENOSPC);
+	/* below it, slots come and go as before */
+	bfs_alloc_free_now(a, 3 * 64 * KiB);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 1);
+	ck_assert_int_eq(bfs_alloc_node(a, &off), 0);
+	ck_assert_uint_eq(off, 3 * 64 * KiB);
+	bfs_alloc_bucket_put(a, 4);
+	ck_assert_uint_eq(bfs_alloc_nr_free(a), 4);
+	ck_assert_int_eq(bfs_alloc_bucket_get(a, 4), 0);
+	bfs_alloc_exit(a);
 }
 END_TEST
 
@@ -351,10 +558,12 @@ static Suite *resize_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_layout);
+	tcase_add_test(tc, test_alloc_fence);
 	tcase_add_test(tc, test_usage);
 	tcase_add_test(tc, test_grow_crash);
 	tcase_add_test(tc, test_shrink_crash);
 	tcase_add_test(tc, test_shrink_moving_data_crash);
+	tcase_add_test(tc, test_shrink_moving_nodes_crash);
 	tcase_add_test(tc, test_evacuate_no_room);
 	suite_add_tcase(s, tc);
 	return s;
