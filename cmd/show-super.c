@@ -28,6 +28,7 @@ static const struct {
 	const char *name;
 } feature_names[] = {
 	{ 0, BFS_FEAT_COMPAT_NODE_ID, "node_id" },
+	{ 0, BFS_FEAT_COMPAT_ERRORS, "errors" },
 	{ 2, BFS_FEAT_INCOMPAT_ZSTD, "zstd" },
 };
 
@@ -218,6 +219,7 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 		bfs_csum_name(bfs_sb_data_csum_type(sb)));
 	out_u64(o, "commit_interval", "Commit interval", bfs_sb_commit_secs(sb));
 	out_note(o, bfs_sb_commit_secs(sb) ? "s" : "(only fsync and unmount)");
+	out_str(o, "errors", "Error behaviour", "%s", bfs_errors_name(bfs_sb_errors(sb)));
 	out_str(o, "compression", "Compression", "%s", bfs_compression_name(sb->compression_type));
 	out_u64(o, "compression_level", "Compression level", sb->compression_level);
 	out_hex(o, "hash_seed", "Name hash seed", le64_to_cpu(sb->hash_seed));

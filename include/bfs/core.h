@@ -134,6 +134,18 @@ unsigned bfs_core_max_depth(struct bfs_core *c);
 
 /* the in-memory superblock (valid while the core is open) */
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c);
+/*
+ * Change the superblock of a read-write core: @fn gets the current one and
+ * @next, a copy of it (a BFS_SB_MAX_BYTES buffer), changes @next and writes
+ * it to @dev (bfs_sb_write() order); on 0 @next becomes the in-memory
+ * superblock, which every later superblock write of the core starts from.
+ * @fn runs under the commit lock: no commit, checkpoint or superblock write
+ * runs meanwhile, and it must not commit.  -EROFS on a read-only core, the
+ * fatal error after one, else what @fn returns.
+ */
+typedef int (*bfs_core_sb_fn)(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur,
+			      struct bfs_sb *next);
+int bfs_core_sb_update(struct bfs_core *c, bfs_core_sb_fn fn, void *ctx);
 struct bfs_dev *bfs_core_dev(struct bfs_core *c);
 
 struct bfs_core_stats {

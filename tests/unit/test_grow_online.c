@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Growing an open filesystem (bfs_fs_grow, libcore/fs/grow.c): the new
+ * space is usable at once, a shrink and a read-only open are refused, and
+ * every state a power failure can leave during a grow followed by writes
+ * into the new space opens as the old or the new filesystem, with what was
+ * durable intact.
+ */
+#include "unit.h"
+#include "crash_states.h"
+
+#include <bfs/btree.h>
+#include <bfs/core.h>
+#include <bfs/fs.h>
+#include <bfs/mkfs.h>
+#include <bfs/online.h>
+#include <bfs/os.h>
+#include <bfs/resize.h>
+#include <bfs/super.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FILE_BYTES	(512 * 1024)
+#define OLD_SIZE	(16 * MiB)
+#define NEW_SIZE	(32 * MiB)
+
+static const struct bfs_creds root_cr = { 0, 0 };
+
+static u8 pattern(u64 i, char seed)
+{
+	return (u8)(i * 131 + (i >> 9) + (u8)seed);
+}
+
+static struct bfs_dev *make_fs(void)
+{
+	struct bfs_format_opts fo = { 0 };
+	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
+	char err[BFS_ERR_LEN];
+	struct bfs_dev *dev;
+
+	ck_assert_int_eq(bfs_dev_open_mem(NEW_SIZE, &dev), 0);
+	ck_assert_int_eq(bfs_sb_layout(&fo, OLD_SIZE, 512, sb, err), 0);
+	ck_assert_int_eq(bfs_mkfs(dev, sb), 0);
+	bfs_free(sb);
+	return dev;
+}
+
+static void write_file(struct bfs_fs *fs, const char *name)
+{
+	struct bfs_stat st;
+	u8 *buf = bfs_zalloc(FILE_BYTES);
+	u64 i;
+
+	for (i = 0; i < FILE_BYTES; i++)
+		buf[i] = pattern(i, name[0]);
+	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
+				      &root_cr, &st), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, st.ino, buf, FILE_BYTES, 0), FILE_BYTES);
+	bfs_free(buf);
+}
+
+static bool file_ok(struct bfs_fs *fs, const char *name, char *why)
+{
+	struct bfs_stat st;
+	u8 *buf = bfs_zalloc(FILE_BYTES);
+	bool ok = true;
+	u64 i;
+
+	if (bfs_fs_lookup(fs, BFS_ROOT_INO, name, strlen(name), &st) ||
+	    bfs_fs_read(fs, st.ino, buf, FILE_BYTES, 0) != FILE_BYTES) {
+		snprintf(why, 512, "cannot read '%s'", name);
+		ok = false;
+	}
+	for (i = 0; ok && i < FILE_BYTES; i++)
+		if (buf[i] != pattern(i, name[0])) {
+			snprintf(why, 512, "'%s' differs at byte %llu", name, (unsigned long long)i);
+			ok = false;
+		}
+	bfs_free(buf);
+	return ok;
+}
+
+static u64 old_nbuckets(void)
+{
+	struct bfs_format_opts fo = { 0 };
+	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
+	char err[BFS_ERR_LEN];
+	u64 nb;
+
+	ck_assert_int_eq(bfs_sb_layout(&fo, OLD_SIZE, 512, sb, err), 0);
+	nb = le64_to_cpu(sb->nbuckets);
+	bfs_free(sb);
+	return nb;
+}
+
+START_TEST(test_grow_then_use)
+{
+	struct bfs_dev *dev = make_fs();
+	struct bfs_statfs before, after;
+	struct bfs_resize_usage u;
+	struct bfs_fs *fs;
+	char err[BFS_ERR_LEN], why[512];
+	u64 old;
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	write_file(fs, "a");
+	ck_assert_int_eq(bfs_fs_statfs(fs, &before), 0);
+	ck_assert_int_eq(bfs_fs_grow(fs, NEW_SIZE, &old, err), 0);
+	ck_assert_uint_eq(old, OLD_SIZE);
+	ck_assert_uint_eq(le64_to_cpu(bfs_core_sb(bfs_fs_core(fs))->dev_size), NEW_SIZE);
+	ck_assert_int_eq(bfs_fs_statfs(fs, &after), 0);
+	ck_assert_uint_gt(after.blocks, before.blocks + (NEW_SIZE - OLD_SIZE) / 2 / after.bsize);
+	/* again: nothing to do; smaller: refused with a reason */
+	ck_assert_int_eq(bfs_fs_grow(fs, NEW_SIZE, &old, err), -EALREADY);
+	ck_assert_int_eq(bfs_fs_grow(fs, OLD_SIZE, &old, err), -EINVAL);
+	ck_assert_msg(strstr(err, "cannot shrink"), "%s", err);
+	ck_assert_int_eq(bfs_fs_grow(fs, NEW_SIZE * 2, &old, err), -EINVAL);
+	ck_assert_msg(strstr(err, "holds only"), "%s", err);
+	/* new data goes to the new space */
+	write_file(fs, "b");
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	ck_assert_int_eq(bfs_resize_usage(fs, old_nbuckets(), &u), 0);
+	ck_assert_uint_ge(u.data_buckets, 1);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ .read_only = true }, &fs), 0);
+	ck_assert_msg(file_ok(fs, "a", why) && file_ok(fs, "b", why), "%s", why);
+	ck_assert_int_eq(bfs_fs_grow(fs, 0, &old, err), -EROFS);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/* ---- crash safety ---- */
+
+/* units: 1 the grow, 2 a file written into the new space and synced */
+static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
+{
+	struct bfs_sb_handle h;
+	struct bfs_resize_usage u;
+	struct bfs_fs *fs;
+	char err[BFS_ERR_LEN];
+	u64 size, nbuckets;
+	int id, ret;
+
+	(void)ctx;
+	if (bfs_sb_read(img, &h, err)) {
+		snprintf(why, 512, "no readable superblock: %s", err);
+		return false;
+	}
+	size = le64_to_cpu(h.sb->dev_size);
+	nbuckets = le64_to_cpu(h.sb->nbuckets);
+	bfs_sb_handle_release(&h);
+	if (size != OLD_SIZE && size != NEW_SIZE) {
+		snprintf(why, 512, "dev_size %llu is neither size", (unsigned long long)size);
+		return false;
+	}
+	if (mk.f >= 1 && size != NEW_SIZE) {
+		snprintf(why, 512, "the grow was durable but the old size is read");
+		return false;
+	}
+	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
+	if (ret) {
+		snprintf(why, 512, "open failed: %s", strerror(-ret));
+		return false;
+	}
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		if (bfs_btree_verify(bfs_fs_core(fs), id)) {
+			snprintf(why, 512, "btree %s fails verification", bfs_btree_id_name(id));
+			goto fail;
+		}
+	if (!file_ok(fs, "a", why) || (mk.f >= 2 && !file_ok(fs, "b", why)))
+		goto fail;
+	ret = bfs_resize_usage(fs, nbuckets, &u);
+	if (ret || u.nodes || u.data_buckets || u.free_alloc_keys) {
+		snprintf(why, 512, "beyond the end: %llu nodes, %llu data buckets, %llu alloc keys",
+			 (unsigned long long)u.nodes, (unsigned long long)u.data_buckets,
+			 (unsigned long long)u.free_alloc_keys);
+		goto fail;
+	}
+	ret = bfs_fs_close(fs);
+	if (ret) {
+		snprintf(why, 512, "close failed: %s", strerror(-ret));
+		return false;
+	}
+	return true;
+fail:
+	bfs_fs_close(fs);
+	return false;
+}
+
+START_TEST(test_grow_online_crash)
+{
+	struct bfs_dev *dev = make_fs(), *base;
+	char *logpath = bfs_unit_tmpfile("grow-online");
+	struct crash_result res;
+	struct bfs_fs *fs;
+	char err[BFS_ERR_LEN];
+	u64 old;
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	write_file(fs, "a");
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	/* the base image is the device as the open filesystem left it */
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &base), 0);
+	ck_assert_int_eq(bfs_dev_record_start(dev, logpath), 0);
+	crash_mark(dev, 'f', 0);
+	crash_mark(dev, 'c', 1);
+	ck_assert_int_eq(bfs_fs_grow(fs, NEW_SIZE, &old, err), 0);
+	crash_mark(dev, 'f', 1);
+	crash_mark(dev, 'c', 2);
+	write_file(fs, "b");
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	crash_mark(dev, 'f', 2);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_dev_record_stop(dev), 0);
+
+	crash_build_states(logpath, base, 11, check_state, NULL, &res);
+	printf("grow-online: %u crash states (%u flush points, %u random), %u failed\n",
+	       res.states, res.flush_states, res.random_states, res.failures);
+	ck_assert_uint_ge(res.flush_states, 3);
+	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
+	unlink(logpath);
+	free(logpath);
+	bfs_dev_close(base);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+static Suite *grow_suite(void)
+{
+	Suite *s = suite_create("grow-online");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_grow_then_use);
+	tcase_add_test(tc, test_grow_online_crash);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BFS_UNIT_MAIN(grow_suite)
