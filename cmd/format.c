@@ -484,7 +484,7 @@ const struct bfs_cmd bfs_cmd_format = {
 	"  -U, --uuid=UUID             filesystem UUID (default: random)\n"
 	"      --compression=TYPE      none (default) or zstd[:LEVEL], LEVEL 1 to 19\n"
 	"      --checksum=TYPE         xxhash (default) or none\n"
-	"      --errors=BEHAVIOUR      on a metadata or I/O error a mount goes on\n"
+	"      --errors=BEHAVIOUR      on damaged metadata a mount goes on\n"
 	"                              (continue, the default), refuses writes from then\n"
 	"                              on (remount-ro) or stops (panic)\n"
 	"      --discard               discard the whole device first\n"

@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "fuse_ops.h"
 
+#include <bfs/core.h>
 #include <bfs/log.h>
 #include <bfs/probe.h>
 #include <bfs/super.h>
@@ -264,6 +265,10 @@ static int open_fs(struct mount_run *m)
 	m->fuse.want_acl = !m->opts.noacl;
 	m->fuse.atime = m->opts.atime;
 	m->fuse.dir_atime = m->opts.nodiratime ? BFS_ATIME_NEVER : m->opts.atime;
+	m->fuse.commit_secs = m->opts.commit_secs;
+	m->fuse.errors_set = m->opts.errors_set;
+	m->fuse.errors = m->opts.errors_set ? m->opts.errors :
+			 bfs_sb_errors(bfs_core_sb(bfs_fs_core(m->fs)));
 	return 0;
 }
 

@@ -146,6 +146,13 @@ const struct bfs_sb *bfs_core_sb(struct bfs_core *c);
 typedef int (*bfs_core_sb_fn)(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur,
 			      struct bfs_sb *next);
 int bfs_core_sb_update(struct bfs_core *c, bfs_core_sb_fn fn, void *ctx);
+/*
+ * Refuse every write from now on, as after a failed one (logged once with
+ * @why; the close writes nothing either, so the next open replays the
+ * journal).  bfs_core_error(): that error, or 0 while writes are allowed.
+ */
+void bfs_core_stop_writes(struct bfs_core *c, int err, const char *why);
+int bfs_core_error(struct bfs_core *c);
 struct bfs_dev *bfs_core_dev(struct bfs_core *c);
 
 struct bfs_core_stats {

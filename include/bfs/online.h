@@ -27,11 +27,20 @@ int bfs_fs_sb_update(struct bfs_fs *fs, bfs_core_sb_fn fn, void *ctx);
  * read again; an image file shorter than @new_size is extended first).  The
  * new superblock (and the backup at the new end) is durable before any of
  * the new space is handed out, which then goes to the node and data
- * allocators.  -EINVAL and @err (BFS_ERR_LEN) for a size it cannot have,
- * a shrink (refused: it needs the filesystem unmounted) or a device
- * smaller than @new_size; -EALREADY if it has that size already.  @old_size
- * gets the size before.
+ * allocators.  With a message in @err (BFS_ERR_LEN): -EINVAL for a size it
+ * cannot have, -EOPNOTSUPP for a shrink (it needs the filesystem
+ * unmounted), -ENOSPC for a device smaller than @new_size; -EALREADY if it
+ * has that size already.  @old_size gets the size before.
  */
 int bfs_fs_grow(struct bfs_fs *fs, u64 new_size, u64 *old_size, char *err);
+
+/*
+ * errors=remount-ro and panic: every write fails with -EROFS from now on,
+ * and the close writes nothing (the next open replays the journal, which
+ * holds everything committed).  bfs_fs_error(): the error that stopped
+ * writes (also after a failed metadata write), or 0.
+ */
+void bfs_fs_stop_writes(struct bfs_fs *fs, int err, const char *why);
+int bfs_fs_error(struct bfs_fs *fs);
 
 #endif /* BFS_ONLINE_H */

@@ -6,6 +6,9 @@
  * commit lock; an update takes the same lock, so no write of the old
  * contents can come after the new ones, and the in-memory copy changes
  * only once the new one is on disk.
+ *
+ * Also the public face of the fatal state: a mount with errors=remount-ro
+ * stops writes itself after a metadata error.
  */
 #include <string.h>
 
@@ -32,4 +35,14 @@ int bfs_core_sb_update(struct bfs_core *c, bfs_core_sb_fn fn, void *ctx)
 	bfs_mutex_unlock(&c->commit_lock);
 	bfs_free(next);
 	return ret;
+}
+
+void bfs_core_stop_writes(struct bfs_core *c, int err, const char *why)
+{
+	bfs_core_set_fatal(c, err, why);
+}
+
+int bfs_core_error(struct bfs_core *c)
+{
+	return core_fatal(c);
 }

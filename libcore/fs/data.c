@@ -111,8 +111,8 @@ int bfs_fs_fsync(struct bfs_fs *fs, u64 ino, bool datasync)
 {
 	int ret;
 
-	if (fs->read_only)
-		return 0;
+	if (fs->read_only)	/* stopped writes (errors=) leave work unsynced: say so */
+		return bfs_core_error(fs->c);
 	/*
 	 * Every chunk was written before the transaction referencing it
 	 * committed, and each journal entry is written after a device flush:

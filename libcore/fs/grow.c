@@ -37,7 +37,7 @@ static int grow_sb(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur, str
 	if (g->new_size == le64_to_cpu(cur->dev_size))
 		return -EALREADY;
 	if (g->new_size < le64_to_cpu(cur->dev_size))
-		return bfs_err_line(g->err, -EINVAL, "a mounted filesystem cannot shrink "
+		return bfs_err_line(g->err, -EOPNOTSUPP, "a mounted filesystem cannot shrink "
 				    "(unmount it and run 'bfs resize' on the device)");
 	ret = bfs_resize_layout(cur, g->new_size, next, g->err);
 	if (ret)
@@ -94,7 +94,7 @@ int bfs_fs_grow(struct bfs_fs *fs, u64 new_size, u64 *old_size, char *err)
 	if (!new_size)
 		g.new_size = bfs_dev_size(fs->dev);
 	if (g.new_size > bfs_dev_size(fs->dev))
-		return bfs_err_line(err, -EINVAL, "the device holds only %llu bytes (grow the "
+		return bfs_err_line(err, -ENOSPC, "the device holds only %llu bytes (grow the "
 				    "partition or volume first)",
 				    (unsigned long long)bfs_dev_size(fs->dev));
 	bfs_mutex_lock(&d->gc_lock);

@@ -27,3 +27,15 @@ int bfs_fs_sb_update(struct bfs_fs *fs, bfs_core_sb_fn fn, void *ctx)
 	bfs_mutex_unlock(&d->gc_lock);
 	return ret;
 }
+
+void bfs_fs_stop_writes(struct bfs_fs *fs, int err, const char *why)
+{
+	/* the namespace and data entry points check this first: nothing reaches the device */
+	__atomic_store_n(&fs->read_only, true, __ATOMIC_RELEASE);
+	bfs_core_stop_writes(fs->c, err, why);
+}
+
+int bfs_fs_error(struct bfs_fs *fs)
+{
+	return bfs_core_error(fs->c);
+}
