@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static bfs_mutex control_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -233,8 +234,12 @@ void bfs_mount_on_error(struct bfs_fuse *f, int err, const char *op)
 		bfs_err("%s failed: %s; stopping the filesystem (errors=panic): run 'bfs fsck'",
 			op, strerror(-err));
 		bfs_fs_stop_writes(fs, err, "errors=panic");
-		/* the request loop ends as on SIGTERM: unmount, close (writing nothing), exit */
-		raise(SIGTERM);
+		/*
+		 * The request loop ends as on SIGTERM: unmount, close (writing
+		 * nothing), exit.  Sent to the process, not raised in this worker
+		 * thread: the main thread, waiting for the loop to end, must wake.
+		 */
+		kill(getpid(), SIGTERM);
 		return;
 	}
 }

@@ -50,6 +50,9 @@ static int resize_mounted(const struct bfs_cmd *cmd, const struct resize_args *a
 	bool other;
 	int ret = bfs_ctl_find_mount(a->path, mnt, sizeof(mnt), &other, what, sizeof(what));
 
+	if (ret == -EACCES || ret == -EPERM)
+		return bfs_cmd_error(cmd, "'%s': permission denied (changing a mounted filesystem "
+				     "needs root)", a->path);
 	if (ret <= 0 || other)
 		return -1;	/* the offline path says what is wrong */
 	if (a->dry_run)

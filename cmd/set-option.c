@@ -99,6 +99,9 @@ static int set_mounted(const struct bfs_cmd *cmd, const char *path, const struct
 	bool other;
 	int i, ret = bfs_ctl_find_mount(path, mnt, sizeof(mnt), &other, what, sizeof(what));
 
+	if (ret == -EACCES || ret == -EPERM)
+		return bfs_cmd_error(cmd, "'%s': permission denied (changing a mounted filesystem "
+				     "needs root)", path);
 	if (ret <= 0 || other)
 		return -1;	/* open_unmounted() says what is wrong */
 	for (i = 0; i < nr; i++) {
