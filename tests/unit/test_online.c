@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * Growing an open filesystem (bfs_fs_grow, libcore/fs/grow.c): the new
- * space is usable at once, a shrink and a read-only open are refused, and
- * every state a power failure can leave during a grow followed by writes
- * into the new space opens as the old or the new filesystem, with what was
- * durable intact.
+ * Changing an open filesystem (include/bfs/online.h).  Growing it
+ * (bfs_fs_grow, libcore/fs/grow.c): the new space is usable at once, a
+ * shrink and a read-only open are refused, and every state a power failure
+ * can leave during a grow followed by writes into the new space opens as
+ * the old or the new filesystem, with what was durable intact.  Live
+ * settings (bfs_fs_sb_update): new data follows them at once, they are on
+ * disk, and stopping writes (errors=) refuses every later write.
  */
 #include "unit.h"
 #include "crash_states.h"
 
 #include <bfs/btree.h>
+#include <bfs/checksum.h>
 #include <bfs/core.h>
 #include <bfs/fs.h>
 #include <bfs/mkfs.h>
@@ -135,6 +138,101 @@ START_TEST(test_grow_then_use)
 }
 END_TEST
 
+/* ---- live settings, stopped writes ---- */
+
+static int set_zstd(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur, struct bfs_sb *next)
+{
+	char err[BFS_ERR_LEN];
+
+	(void)ctx;
+	(void)cur;
+	ck_assert_int_eq(bfs_sb_set_compression(next, BFS_COMPRESSION_ZSTD, 3, err), 0);
+	ck_assert_int_eq(bfs_sb_set_data_csum(next, BFS_CSUM_NONE, err), 0);
+	return bfs_sb_write(dev, next);
+}
+
+static int fail_write(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur,
+		      struct bfs_sb *next)
+{
+	(void)ctx;
+	(void)dev;
+	(void)cur;
+	next->label[0] = 'x';	/* must not reach the in-memory superblock */
+	return -EIO;
+}
+
+static u64 used_blocks(struct bfs_fs *fs)
+{
+	struct bfs_statfs st;
+
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	ck_assert_int_eq(bfs_fs_statfs(fs, &st), 0);
+	return st.blocks - st.bfree;
+}
+
+static void write_zeros(struct bfs_fs *fs, const char *name)
+{
+	struct bfs_stat st;
+	u8 *buf = bfs_zalloc(4 * MiB);
+
+	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
+				      &root_cr, &st), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, st.ino, buf, 4 * MiB, 0), 4 * MiB);
+	bfs_free(buf);
+}
+
+START_TEST(test_live_options)
+{
+	struct bfs_dev *dev = make_fs();
+	struct bfs_sb_handle h;
+	struct bfs_fs *fs;
+	char err[BFS_ERR_LEN];
+	u64 u0, u1, u2;
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
+	u0 = used_blocks(fs);
+	write_zeros(fs, "plain");
+	u1 = used_blocks(fs);
+	ck_assert_uint_ge(u1 - u0, 4 * MiB / 4096);
+	ck_assert_int_eq(bfs_fs_sb_update(fs, fail_write, NULL), -EIO);
+	ck_assert_uint_eq(bfs_core_sb(bfs_fs_core(fs))->label[0], 0);
+	ck_assert_int_eq(bfs_fs_sb_update(fs, set_zstd, NULL), 0);
+	ck_assert_uint_eq(bfs_core_sb(bfs_fs_core(fs))->compression_type, BFS_COMPRESSION_ZSTD);
+	write_zeros(fs, "packed");
+	u2 = used_blocks(fs);
+	ck_assert_uint_lt(u2 - u1, (u1 - u0) / 4);
+	/* on disk at once, while open */
+	ck_assert_int_eq(bfs_sb_read(dev, &h, err), 0);
+	ck_assert_uint_eq(h.sb->compression_type, BFS_COMPRESSION_ZSTD);
+	ck_assert_uint_eq(bfs_sb_data_csum_type(h.sb), BFS_CSUM_NONE);
+	bfs_sb_handle_release(&h);
+
+	/* errors=remount-ro: every later write fails, fsync says so, close writes nothing */
+	bfs_fs_stop_writes(fs, -EUCLEAN, "test");
+	ck_assert_int_eq(bfs_fs_error(fs), -EUCLEAN);
+	{
+		struct bfs_stat st;
+
+		ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, "late", 4, S_IFREG | 0644, 0,
+					      &root_cr, &st), -EROFS);
+	}
+	ck_assert_int_ne(bfs_fs_sync(fs), 0);
+	ck_assert_int_ne(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_sb_read(dev, &h, err), 0);
+	ck_assert(!(le32_to_cpu(h.sb->flags) & BFS_SB_CLEAN));	/* the next open replays */
+	bfs_sb_handle_release(&h);
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ .read_only = true }, &fs), 0);
+	{
+		struct bfs_stat st;
+
+		ck_assert_int_eq(bfs_fs_lookup(fs, BFS_ROOT_INO, "packed", 6, &st), 0);
+		ck_assert_uint_eq(st.size, 4 * MiB);
+	}
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 /* ---- crash safety ---- */
 
 /* units: 1 the grow, 2 a file written into the new space and synced */
@@ -231,16 +329,17 @@ START_TEST(test_grow_online_crash)
 }
 END_TEST
 
-static Suite *grow_suite(void)
+static Suite *online_suite(void)
 {
-	Suite *s = suite_create("grow-online");
+	Suite *s = suite_create("online");
 	TCase *tc = tcase_create("core");
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_grow_then_use);
+	tcase_add_test(tc, test_live_options);
 	tcase_add_test(tc, test_grow_online_crash);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-BFS_UNIT_MAIN(grow_suite)
+BFS_UNIT_MAIN(online_suite)
