@@ -889,6 +889,11 @@ static int control_remount(struct bfs_fuse *f, const char *value, size_t size)
 	if (!ret) {
 		f->atime = o.atime;
 		f->dir_atime = o.nodiratime ? BFS_ATIME_NEVER : o.atime;
+		f->commit_secs = o.commit_secs;
+		if (o.errors_set) {
+			f->errors_set = true;
+			f->errors = o.errors;
+		}
 		ret = bfs_fs_set_commit_interval(f->fs, o.commit_secs ? 1000 * o.commit_secs :
 						 bfs_fs_commit_default_ms(f->fs, 1000 * BFS_MOUNT_COMMIT_DEFAULT));
 	}

@@ -515,7 +515,7 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"                      filesystem's (bfs set-option errors=)\n"
 	"  noacl               no POSIX ACLs (acl, the default, has them)\n"
 	"  remount             change the running mount at MOUNTPOINT (ro, rw, commit=,\n"
-	"                      atime options)\n"
+	"                      errors=, atime options)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"
 	"  clone_fd            one /dev/fuse descriptor per thread\n"
 	"  debug               print every FUSE request (implies -f)\n"

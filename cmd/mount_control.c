@@ -52,6 +52,11 @@ static void control_grow(struct bfs_fuse *f, struct bfs_ctl_req *r)
 		say(r, "a dry run of an online grow is not supported");
 		return;
 	}
+	if (f->read_only) {
+		r->result = -EROFS;
+		say(r, "the filesystem is mounted read-only");
+		return;
+	}
 	r->result = bfs_fs_grow(f->fs, r->size, &old, err);
 	r->old_size = old;
 	r->size = le64_to_cpu(bfs_core_sb(bfs_fs_core(f->fs))->dev_size);
@@ -111,9 +116,14 @@ static int apply_live(struct bfs_fuse *f, const struct set_ctx *s)
 {
 	const struct bfs_sb *sb = bfs_core_sb(bfs_fs_core(f->fs));
 
-	if (s->val[BFS_SBOPT_ERRORS] && !f->errors_set)
+	if (s->val[BFS_SBOPT_ERRORS] && f->errors_set)
+		say(s->r, "(this mount keeps errors=%s, its mount option)\n",
+		    bfs_errors_name(f->errors));
+	else if (s->val[BFS_SBOPT_ERRORS])
 		f->errors = bfs_sb_errors(sb);
-	if (s->val[BFS_SBOPT_COMMIT] && !f->commit_secs)
+	if (s->val[BFS_SBOPT_COMMIT] && f->commit_secs)
+		say(s->r, "(this mount keeps commit=%u, its mount option)\n", f->commit_secs);
+	else if (s->val[BFS_SBOPT_COMMIT])
 		return bfs_fs_set_commit_interval(f->fs, bfs_fs_commit_default_ms(f->fs,
 						  1000 * BFS_MOUNT_COMMIT_DEFAULT));
 	return 0;

@@ -45,6 +45,32 @@ cat mnt/kept >/dev/null || fail "errors=continue: a read failed"
 umount mnt
 wait_unlocked img
 
+note "continue, set by a remount (mount -o remount,errors=continue)"
+cp base.img img
+expect_ok "$BFS" mount -o cache_size=1M img mnt
+wait_mounted mnt
+expect_ok "$BFS" mount -o remount,errors=continue mnt
+umount mnt
+wait_unlocked img
+damage_and_list ""
+# not mounted as continue: this mount is panic again, and goes away
+i=0
+while is_mounted mnt; do
+	sleep 0.1
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "errors=panic: still mounted 10 s after the error"
+done
+wait_unlocked img
+cp base.img img
+expect_ok "$BFS" mount -o cache_size=1M img mnt
+wait_mounted mnt
+expect_ok "$BFS" mount -o remount,errors=continue mnt
+head -c 256 /dev/zero | tr '\0' '\377' | dd of=img bs=1 seek=$((leaf + 1024)) conv=notrunc status=none
+ls mnt/d >/dev/null 2>&1 && fail "listing a damaged directory worked"
+echo more > mnt/after || fail "remount,errors=continue: a write after the error failed"
+umount mnt
+wait_unlocked img
+
 note "remount-ro (set-option errors=remount-ro)"
 cp base.img img
 expect_ok "$BFS" set-option img errors=remount-ro
