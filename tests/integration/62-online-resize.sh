@@ -24,8 +24,13 @@ contains out "from 64 MiB to 160 MiB"
 size1=$(df_bytes mnt)
 [ "$size1" -gt $((size0 + 80 * 1024 * 1024)) ] || fail "df shows $size1 bytes after the grow (was $size0)"
 
-note "grow to SIZE, by device: the mount extends the image file"
+note "grow to SIZE, by device, while a file is being written: the mount extends the image file"
+head -c 30000000 /dev/urandom > during.dat
+dd if=during.dat of=mnt/during bs=64k status=none conv=fsync &
+writer=$!
 expect_ok "$BFS" resize img 256M
+wait $writer || fail "the write running during the grow failed"
+cmp -s during.dat mnt/during || fail "the file written during the grow differs"
 contains out "to 256 MiB"
 [ "$(stat -c %s img)" -eq $((256 * 1024 * 1024)) ] || fail "image not extended"
 expect_ok "$BFS" resize img 256M
@@ -58,6 +63,7 @@ for i in 0 1 2; do [ "$(json_get j copy_status.$i.valid)" = true ] || fail "copy
 expect_ok "$BFS" mount -o ro img mnt
 wait_mounted mnt
 cmp -s before.dat mnt/before || fail "data written before the grow differs"
+cmp -s during.dat mnt/during || fail "data written during the grow differs"
 cmp -s big.dat mnt/big || fail "data written into the new space differs"
 umount mnt
 wait_unlocked img
