@@ -138,6 +138,86 @@ START_TEST(test_grow_then_use)
 }
 END_TEST
 
+/* writers and a reader run while the filesystem grows in steps: nothing lost, nothing beyond the end */
+#define RACE_FILES	24
+#define RACE_BYTES	(256 * 1024)
+
+struct race {
+	struct bfs_fs *fs;
+	int ret;
+	int done;	/* files written (atomic) */
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *r = arg;
+	u8 *buf = bfs_malloc(RACE_BYTES);
+	struct bfs_stat st;
+	char name[16];
+	int i;
+	u64 j;
+
+	for (i = 0; i < RACE_FILES && !r->ret; i++) {
+		snprintf(name, sizeof(name), "r%d", i);
+		for (j = 0; j < RACE_BYTES; j++)
+			buf[j] = pattern(j, (char)i);
+		r->ret = bfs_fs_mknod(r->fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
+				      &root_cr, &st);
+		if (!r->ret && bfs_fs_write(r->fs, st.ino, buf, RACE_BYTES, 0) != RACE_BYTES)
+			r->ret = -EIO;
+		__atomic_store_n(&r->done, i + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&r->done, RACE_FILES, __ATOMIC_RELEASE);
+	bfs_free(buf);
+	return NULL;
+}
+
+START_TEST(test_grow_while_writing)
+{
+	struct bfs_dev *dev = make_fs();
+	struct bfs_resize_usage u;
+	struct race r = { 0 };
+	struct bfs_stat st;
+	bfs_thread t;
+	char err[BFS_ERR_LEN], name[16];
+	u8 *buf = bfs_malloc(RACE_BYTES), *want = bfs_malloc(RACE_BYTES);
+	u64 size, old, j;
+	int i;
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &r.fs), 0);
+	ck_assert_int_eq(bfs_thread_create(&t, race_writer, &r), 0);
+	/* a step each time the writer is one file further: the two interleave */
+	for (size = OLD_SIZE + 2 * MiB, i = 0; size <= NEW_SIZE; size += 2 * MiB, i++) {
+		while (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) < BFS_MIN(i, RACE_FILES))
+			usleep(100);
+		ck_assert_msg(bfs_fs_grow(r.fs, size, &old, err) == 0, "grow to %llu: %s",
+			      (unsigned long long)size, err);
+	}
+	bfs_thread_join(t);
+	ck_assert_int_eq(r.ret, 0);
+	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &r.fs), 0);
+	for (i = 0; i < BFS_BTREE_NR; i++)
+		ck_assert_int_eq(bfs_btree_verify(bfs_fs_core(r.fs), i), 0);
+	for (i = 0; i < RACE_FILES; i++) {
+		snprintf(name, sizeof(name), "r%d", i);
+		ck_assert_int_eq(bfs_fs_lookup(r.fs, BFS_ROOT_INO, name, strlen(name), &st), 0);
+		ck_assert_int_eq(bfs_fs_read(r.fs, st.ino, buf, RACE_BYTES, 0), RACE_BYTES);
+		for (j = 0; j < RACE_BYTES; j++)
+			want[j] = pattern(j, (char)i);
+		ck_assert_msg(!memcmp(buf, want, RACE_BYTES), "%s differs", name);
+	}
+	ck_assert_int_eq(bfs_resize_usage(r.fs, le64_to_cpu(bfs_core_sb(bfs_fs_core(r.fs))->nbuckets),
+					  &u), 0);
+	ck_assert_uint_eq(u.nodes + u.data_buckets + u.free_alloc_keys, 0);
+	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
+	bfs_free(buf);
+	bfs_free(want);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 /* ---- live settings, stopped writes ---- */
 
 static int set_zstd(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur, struct bfs_sb *next)
@@ -336,6 +416,7 @@ static Suite *online_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_grow_then_use);
+	tcase_add_test(tc, test_grow_while_writing);
 	tcase_add_test(tc, test_live_options);
 	tcase_add_test(tc, test_grow_online_crash);
 	suite_add_tcase(s, tc);
