@@ -11,7 +11,6 @@
 
 #include <bfs/super.h>
 
-
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
