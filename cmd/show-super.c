@@ -177,7 +177,7 @@ static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 		else if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_REPAIR)
 			describe_repair(o, f);
 		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_OPTIONS &&
-		    le32_to_cpu(f->u64s) * 8 >= sizeof(*f) + sizeof(struct bfs_sb_options))
+		    le32_to_cpu(f->u64s) * 8 >= sizeof(*f) + BFS_SB_OPTIONS_V1_BYTES)
 			out_bool(o, "data_checksum_set", "Data checksum set",
 				 ((const struct bfs_sb_options *)f->data)->data_csum_set);
 		out_end(o);
