@@ -10,6 +10,8 @@
  */
 #include "unit.h"
 #include "crash_states.h"
+#include "resize_states.h"
+#include "tu.h"
 
 #include <bfs/btree.h>
 #include <bfs/checksum.h>
@@ -33,58 +35,19 @@
 
 static const struct bfs_creds root_cr = { 0, 0 };
 
-static u8 pattern(u64 i, char seed)
-{
-	return (u8)(i * 131 + (i >> 9) + (u8)seed);
-}
-
 static struct bfs_dev *make_fs(void)
 {
-	struct bfs_format_opts fo = { 0 };
-	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
-	char err[BFS_ERR_LEN];
-	struct bfs_dev *dev;
-
-	ck_assert_int_eq(bfs_dev_open_mem(NEW_SIZE, &dev), 0);
-	ck_assert_int_eq(bfs_sb_layout(&fo, OLD_SIZE, 512, sb, err), 0);
-	ck_assert_int_eq(bfs_mkfs(dev, sb), 0);
-	bfs_free(sb);
-	return dev;
+	return resize_make_fs(NEW_SIZE, OLD_SIZE);
 }
 
 static void write_file(struct bfs_fs *fs, const char *name)
 {
-	struct bfs_stat st;
-	u8 *buf = bfs_zalloc(FILE_BYTES);
-	u64 i;
-
-	for (i = 0; i < FILE_BYTES; i++)
-		buf[i] = pattern(i, name[0]);
-	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
-				      &root_cr, &st), 0);
-	ck_assert_int_eq(bfs_fs_write(fs, st.ino, buf, FILE_BYTES, 0), FILE_BYTES);
-	bfs_free(buf);
+	tu_write_pattern_file(fs, name, FILE_BYTES, (u8)name[0]);
 }
 
 static bool file_ok(struct bfs_fs *fs, const char *name, char *why)
 {
-	struct bfs_stat st;
-	u8 *buf = bfs_zalloc(FILE_BYTES);
-	bool ok = true;
-	u64 i;
-
-	if (bfs_fs_lookup(fs, BFS_ROOT_INO, name, strlen(name), &st) ||
-	    bfs_fs_read(fs, st.ino, buf, FILE_BYTES, 0) != FILE_BYTES) {
-		snprintf(why, 512, "cannot read '%s'", name);
-		ok = false;
-	}
-	for (i = 0; ok && i < FILE_BYTES; i++)
-		if (buf[i] != pattern(i, name[0])) {
-			snprintf(why, 512, "'%s' differs at byte %llu", name, (unsigned long long)i);
-			ok = false;
-		}
-	bfs_free(buf);
-	return ok;
+	return tu_pattern_file_ok(fs, name, FILE_BYTES, (u8)name[0], why);
 }
 
 static u64 old_nbuckets(void)
@@ -144,31 +107,20 @@ END_TEST
 
 struct race {
 	struct bfs_fs *fs;
-	int ret;
 	int done;	/* files written (atomic) */
 };
 
 static void *race_writer(void *arg)
 {
 	struct race *r = arg;
-	u8 *buf = bfs_malloc(RACE_BYTES);
-	struct bfs_stat st;
 	char name[16];
 	int i;
-	u64 j;
 
-	for (i = 0; i < RACE_FILES && !r->ret; i++) {
+	for (i = 0; i < RACE_FILES; i++) {
 		snprintf(name, sizeof(name), "r%d", i);
-		for (j = 0; j < RACE_BYTES; j++)
-			buf[j] = pattern(j, (char)i);
-		r->ret = bfs_fs_mknod(r->fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
-				      &root_cr, &st);
-		if (!r->ret && bfs_fs_write(r->fs, st.ino, buf, RACE_BYTES, 0) != RACE_BYTES)
-			r->ret = -EIO;
+		tu_write_pattern_file(r->fs, name, RACE_BYTES, (u64)i);
 		__atomic_store_n(&r->done, i + 1, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&r->done, RACE_FILES, __ATOMIC_RELEASE);
-	bfs_free(buf);
 	return NULL;
 }
 
@@ -177,11 +129,9 @@ START_TEST(test_grow_while_writing)
 	struct bfs_dev *dev = make_fs();
 	struct bfs_resize_usage u;
 	struct race r = { 0 };
-	struct bfs_stat st;
 	bfs_thread t;
-	char err[BFS_ERR_LEN], name[16];
-	u8 *buf = bfs_malloc(RACE_BYTES), *want = bfs_malloc(RACE_BYTES);
-	u64 size, old, j;
+	char err[BFS_ERR_LEN], name[16], why[512];
+	u64 size, old;
 	int i;
 
 	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &r.fs), 0);
@@ -194,7 +144,6 @@ START_TEST(test_grow_while_writing)
 			      (unsigned long long)size, err);
 	}
 	bfs_thread_join(t);
-	ck_assert_int_eq(r.ret, 0);
 	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
 
 	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &r.fs), 0);
@@ -202,18 +151,12 @@ START_TEST(test_grow_while_writing)
 		ck_assert_int_eq(bfs_btree_verify(bfs_fs_core(r.fs), i), 0);
 	for (i = 0; i < RACE_FILES; i++) {
 		snprintf(name, sizeof(name), "r%d", i);
-		ck_assert_int_eq(bfs_fs_lookup(r.fs, BFS_ROOT_INO, name, strlen(name), &st), 0);
-		ck_assert_int_eq(bfs_fs_read(r.fs, st.ino, buf, RACE_BYTES, 0), RACE_BYTES);
-		for (j = 0; j < RACE_BYTES; j++)
-			want[j] = pattern(j, (char)i);
-		ck_assert_msg(!memcmp(buf, want, RACE_BYTES), "%s differs", name);
+		ck_assert_msg(tu_pattern_file_ok(r.fs, name, RACE_BYTES, (u64)i, why), "%s", why);
 	}
 	ck_assert_int_eq(bfs_resize_usage(r.fs, le64_to_cpu(bfs_core_sb(bfs_fs_core(r.fs))->nbuckets),
 					  &u), 0);
 	ck_assert_uint_eq(u.nodes + u.data_buckets + u.free_alloc_keys, 0);
 	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
-	bfs_free(buf);
-	bfs_free(want);
 	bfs_dev_close(dev);
 }
 END_TEST
@@ -316,59 +259,17 @@ END_TEST
 /* ---- crash safety ---- */
 
 /* units: 1 the grow, 2 a file written into the new space and synced */
+static bool files_ok(void *ctx, struct bfs_fs *fs, char *why)
+{
+	const struct crash_marks *mk = ctx;
+
+	return file_ok(fs, "a", why) && (mk->f < 2 || file_ok(fs, "b", why));
+}
+
 static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
-	struct bfs_sb_handle h;
-	struct bfs_resize_usage u;
-	struct bfs_fs *fs;
-	char err[BFS_ERR_LEN];
-	u64 size, nbuckets;
-	int id, ret;
-
 	(void)ctx;
-	if (bfs_sb_read(img, &h, err)) {
-		snprintf(why, 512, "no readable superblock: %s", err);
-		return false;
-	}
-	size = le64_to_cpu(h.sb->dev_size);
-	nbuckets = le64_to_cpu(h.sb->nbuckets);
-	bfs_sb_handle_release(&h);
-	if (size != OLD_SIZE && size != NEW_SIZE) {
-		snprintf(why, 512, "dev_size %llu is neither size", (unsigned long long)size);
-		return false;
-	}
-	if (mk.f >= 1 && size != NEW_SIZE) {
-		snprintf(why, 512, "the grow was durable but the old size is read");
-		return false;
-	}
-	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
-	if (ret) {
-		snprintf(why, 512, "open failed: %s", strerror(-ret));
-		return false;
-	}
-	for (id = 0; id < BFS_BTREE_NR; id++)
-		if (bfs_btree_verify(bfs_fs_core(fs), id)) {
-			snprintf(why, 512, "btree %s fails verification", bfs_btree_id_name(id));
-			goto fail;
-		}
-	if (!file_ok(fs, "a", why) || (mk.f >= 2 && !file_ok(fs, "b", why)))
-		goto fail;
-	ret = bfs_resize_usage(fs, nbuckets, &u);
-	if (ret || u.nodes || u.data_buckets || u.free_alloc_keys) {
-		snprintf(why, 512, "beyond the end: %llu nodes, %llu data buckets, %llu alloc keys",
-			 (unsigned long long)u.nodes, (unsigned long long)u.data_buckets,
-			 (unsigned long long)u.free_alloc_keys);
-		goto fail;
-	}
-	ret = bfs_fs_close(fs);
-	if (ret) {
-		snprintf(why, 512, "close failed: %s", strerror(-ret));
-		return false;
-	}
-	return true;
-fail:
-	bfs_fs_close(fs);
-	return false;
+	return resize_state_ok(img, OLD_SIZE, NEW_SIZE, mk.f >= 1, files_ok, &mk, why);
 }
 
 START_TEST(test_grow_online_crash)
