@@ -20,11 +20,12 @@
 #define WORDS_BTREES	((const char *)2)	/* bfs_btree_id_name() */
 #define WORDS_COMPRESSION ((const char *)3)	/* none, zstd, zstd:LEVEL */
 #define WORDS_CSUM	((const char *)4)	/* bfs_csum_name() */
+#define WORDS_ERRORS	"continue remount-ro panic"	/* bfs_errors_name() */
 
 /* mount -o: what cmd/mount_opts.c takes (tests/integration/00-cli.sh checks bfs-mount(8) names each) */
 #define MOUNT_WORDS "ro rw allow_other allow_root writeback nowriteback debug clone_fd " \
 	"norecovery noreplay cache_size= max_threads= attr_timeout= entry_timeout= " \
-	"noatime nodiratime nosuid nodev noexec sync dirsync defaults nofail"
+	"noatime nodiratime nosuid nodev noexec sync dirsync defaults nofail errors="
 
 static const struct {
 	const char *cmd;
@@ -34,6 +35,7 @@ static const struct {
 } values[] = {
 	{ "format",	  "--compression", WORDS_COMPRESSION, false },
 	{ "format",	  "--checksum",	   WORDS_CSUM, false },
+	{ "format",	  "--errors",	   WORDS_ERRORS, false },
 	{ "dump-btree",	  "--btree",	   WORDS_BTREES, false },
 	{ "dump-btree",	  "-b",		   WORDS_BTREES, false },
 	{ "dump-btree",	  "--start",	   "min max", false },
@@ -172,10 +174,11 @@ static void print_args(const struct bfs_cmd *c)
 		print_words(WORDS_CSUM);
 		printf("\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\tuuid=*) COMPREPLY=($(compgen -P uuid= -W \"random time\" -- \"${cur#*=}\")) ;;\n"
+		       "\t\t\terrors=*) COMPREPLY=($(compgen -P errors= -W \"" WORDS_ERRORS "\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\t*=*) ;;\n"
 		       "\t\t\t*)\n"
 		       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
-		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit=\" -- \"$cur\"))\n"
+		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit= errors=\" -- \"$cur\"))\n"
 		       "\t\t\t\t\tcompopt -o nospace\n"
 		       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
 		       "\t\t\tesac\n");

@@ -24,7 +24,7 @@
 
 enum {
 	OPT_BLOCK_SIZE = 256, OPT_BUCKET_SIZE, OPT_NODE_SIZE, OPT_COMPRESSION,
-	OPT_CHECKSUM, OPT_DISCARD, OPT_JOURNAL_BUCKETS, OPT_SIZE,
+	OPT_CHECKSUM, OPT_DISCARD, OPT_JOURNAL_BUCKETS, OPT_SIZE, OPT_ERRORS,
 };
 
 static const struct option format_longopts[] = {
@@ -36,6 +36,7 @@ static const struct option format_longopts[] = {
 	{ "uuid",		required_argument, NULL, 'U' },
 	{ "compression",	required_argument, NULL, OPT_COMPRESSION },
 	{ "checksum",		required_argument, NULL, OPT_CHECKSUM },
+	{ "errors",		required_argument, NULL, OPT_ERRORS },
 	{ "discard",		no_argument,	   NULL, OPT_DISCARD },
 	{ "size",		required_argument, NULL, OPT_SIZE },
 	{ "force",		no_argument,	   NULL, 'f' },
@@ -101,6 +102,7 @@ static int parse_compression(const struct bfs_cmd *cmd, const char *arg,
 
 static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct format_args *a)
 {
+	unsigned v32;
 	u64 v;
 	int c, ret;
 
@@ -148,6 +150,13 @@ static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct f
 				return bfs_cmd_usage_error(cmd, "unknown checksum '%s' (none, xxhash)",
 							   optarg);
 			a->opts.csum_set = true;
+			break;
+		case OPT_ERRORS:
+			if (bfs_errors_parse(optarg, &v32))
+				return bfs_cmd_usage_error(cmd, "unknown error behaviour '%s' "
+							   "(continue, remount-ro, panic)", optarg);
+			a->opts.errors = (u8)v32;
+			a->opts.errors_set = true;
 			break;
 		case OPT_DISCARD:
 			a->discard = true;
@@ -200,6 +209,7 @@ static void print_summary(const struct bfs_sb *sb, const char *path, bool dry_ru
 		       sb->compression_level);
 	else
 		printf("  compression:     none\n");
+	printf("  errors:          %s\n", bfs_errors_name(bfs_sb_errors(sb)));
 }
 
 static int check_size(const struct bfs_cmd *cmd, const char *path, u64 size);
@@ -474,6 +484,9 @@ const struct bfs_cmd bfs_cmd_format = {
 	"  -U, --uuid=UUID             filesystem UUID (default: random)\n"
 	"      --compression=TYPE      none (default) or zstd[:LEVEL], LEVEL 1 to 19\n"
 	"      --checksum=TYPE         xxhash (default) or none\n"
+	"      --errors=BEHAVIOUR      on damaged metadata a mount goes on\n"
+	"                              (continue, the default), refuses writes from then\n"
+	"                              on (remount-ro) or stops (panic)\n"
 	"      --discard               discard the whole device first\n"
 	"      --size=SIZE             create (or grow) DEVICE as a sparse image file\n"
 	"  -f, --force                 overwrite an existing filesystem or partition table\n"

@@ -19,6 +19,7 @@
  * reach us update atime under the mount's policy (see atime_open()).
  */
 #include "fuse_ops.h"
+#include "mount_control.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,6 +55,7 @@ static void reply_err(fuse_req_t req, long ret)
 {
 	int err = ret < 0 ? (int)-ret : 0;
 
+	bfs_mount_on_error(fuse_of(req), (int)ret, "a request");	/* errors= */
 	if (err >= 512)
 		err = EIO;
 	fuse_reply_err(req, err);
@@ -887,6 +889,11 @@ static int control_remount(struct bfs_fuse *f, const char *value, size_t size)
 	if (!ret) {
 		f->atime = o.atime;
 		f->dir_atime = o.nodiratime ? BFS_ATIME_NEVER : o.atime;
+		f->commit_secs = o.commit_secs;
+		if (o.errors_set) {
+			f->errors_set = true;
+			f->errors = o.errors;
+		}
 		ret = bfs_fs_set_commit_interval(f->fs, o.commit_secs ? 1000 * o.commit_secs :
 						 bfs_fs_commit_default_ms(f->fs, 1000 * BFS_MOUNT_COMMIT_DEFAULT));
 	}
@@ -1144,6 +1151,8 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		if (fx.fsx_extsize || fx.fsx_projid || fx.fsx_cowextsize)
 			return reply_err(req, -EOPNOTSUPP);
 		return iflags_set(req, ino, fx.fsx_xflags, true);
+	case BFS_IOC_CTL:
+		return bfs_mount_control(req, fuse_of(req), in_buf, in_bufsz, out_bufsz);
 	default:
 		reply_err(req, -ENOTTY);
 	}

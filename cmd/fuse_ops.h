@@ -48,6 +48,8 @@ struct bfs_mount_opts {
 	double	attr_timeout;	/* seconds */
 	double	entry_timeout;
 	unsigned commit_secs;	/* periodic commit interval, 0 = BFS_MOUNT_COMMIT_DEFAULT */
+	bool	errors_set;	/* errors=: overrides the filesystem's (set-option errors=) */
+	unsigned errors;	/* enum bfs_errors */
 	unsigned atime;		/* BFS_ATIME_*: relatime (default), strictatime, noatime */
 	bool	nodiratime;	/* directories: no atime updates */
 	char	*kernel_opts;	/* mount flags passed on to FUSE (nodev, noexec...) */
@@ -86,9 +88,27 @@ struct bfs_fuse {
 	bool		acl;		/* POSIX ACLs on: the kernel has both capabilities */
 	unsigned	atime;		/* BFS_ATIME_* for files */
 	unsigned	dir_atime;	/* and for directories */
+	/* the control channel (cmd/mount_control.c) */
+	unsigned	commit_secs;	/* -o commit=, or 0: the filesystem's interval applies */
+	bool		errors_set;	/* -o errors= given: set-option errors= does not apply */
+	unsigned	errors;		/* enum bfs_errors in force */
+	bool		errors_seen;	/* remount-ro or panic already happened */
 };
 
 extern const struct fuse_lowlevel_ops bfs_fuse_ops;
+
+/*
+ * cmd/mount_control.c: answer a BFS_IOC_CTL request (resize, set-option on
+ * the mounted filesystem; doc/control.md)
+ */
+void bfs_mount_control(fuse_req_t req, struct bfs_fuse *f, const void *in, size_t in_size,
+		       size_t out_size);
+/*
+ * An operation failed with @err: a metadata (-EUCLEAN) or I/O error applies
+ * the errors= behaviour (log; remount-ro: refuse writes from now on; panic:
+ * stop the filesystem)
+ */
+void bfs_mount_on_error(struct bfs_fuse *f, int err, const char *op);
 /* close the filesystem now (DESTROY does it too; later calls do nothing) */
 void bfs_fuse_close(struct bfs_fuse *f);
 

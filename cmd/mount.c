@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "fuse_ops.h"
 
+#include <bfs/core.h>
 #include <bfs/log.h>
 #include <bfs/probe.h>
 #include <bfs/super.h>
@@ -264,6 +265,10 @@ static int open_fs(struct mount_run *m)
 	m->fuse.want_acl = !m->opts.noacl;
 	m->fuse.atime = m->opts.atime;
 	m->fuse.dir_atime = m->opts.nodiratime ? BFS_ATIME_NEVER : m->opts.atime;
+	m->fuse.commit_secs = m->opts.commit_secs;
+	m->fuse.errors_set = m->opts.errors_set;
+	m->fuse.errors = m->opts.errors_set ? m->opts.errors :
+			 bfs_sb_errors(bfs_core_sb(bfs_fs_core(m->fs)));
 	return 0;
 }
 
@@ -505,9 +510,12 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
 	"  commit=SECS         make everything durable this often (default 5)\n"
 	"  discard             discard freed space (in batches, at each commit)\n"
+	"  errors=BEHAVIOUR    on damaged metadata: continue, remount-ro (refuse\n"
+	"                      writes from then on) or panic (stop); default: the\n"
+	"                      filesystem's (bfs set-option errors=)\n"
 	"  noacl               no POSIX ACLs (acl, the default, has them)\n"
 	"  remount             change the running mount at MOUNTPOINT (ro, rw, commit=,\n"
-	"                      atime options)\n"
+	"                      errors=, atime options)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"
 	"  clone_fd            one /dev/fuse descriptor per thread\n"
 	"  debug               print every FUSE request (implies -f)\n"

@@ -9,6 +9,8 @@
 #include "cmd.h"
 #include "fuse_ops.h"
 
+#include <bfs/super.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -187,6 +189,10 @@ static int value_opt(struct bfs_mount_opts *o, const char *name, const char *val
 		return parse_seconds(val, &o->entry_timeout);
 	if (!strcmp(name, "commit"))
 		return parse_commit(val, &o->commit_secs);
+	if (!strcmp(name, "errors")) {
+		o->errors_set = true;
+		return bfs_errors_parse(val, &o->errors);
+	}
 	return -ENOENT;
 }
 

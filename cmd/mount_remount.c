@@ -16,6 +16,8 @@
 #include "cmd.h"
 #include "fuse_ops.h"
 
+#include <bfs/super.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <mntent.h>
@@ -123,10 +125,11 @@ int bfs_mount_remount(const char *who, const char *dir, const struct bfs_mount_o
 	if (find_mount(who, real, &was_ro))
 		return -1;
 	flags = remount_flags(o);
-	snprintf(req, sizeof(req), "%s,commit=%u,%s%s", o->read_only ? "ro" : "rw",
+	snprintf(req, sizeof(req), "%s,commit=%u,%s%s%s%s", o->read_only ? "ro" : "rw",
 		 o->commit_secs, o->atime == BFS_ATIME_NEVER ? "noatime" :
 		 o->atime == BFS_ATIME_STRICT ? "strictatime" : "relatime",
-		 o->nodiratime ? ",nodiratime" : "");
+		 o->nodiratime ? ",nodiratime" : "", o->errors_set ? ",errors=" : "",
+		 o->errors_set ? bfs_errors_name(o->errors) : "");
 	if (o->read_only) {
 		/* already read-only: the process writes nothing any more */
 		if (!was_ro && send_control(who, real, req))

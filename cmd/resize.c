@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * bfs resize: grow or shrink an unmounted filesystem (resize2fs, xfs_growfs,
- * btrfs filesystem resize).  The library does the work and keeps it
- * crash-safe (include/bfs/resize.h); this file picks the size, refuses what
- * cannot be done and says why.  Image files are extended before a grow and
- * cut after a shrink; a block device must already have the size.
+ * bfs resize: grow or shrink an unmounted filesystem, grow a mounted one
+ * (resize2fs, xfs_growfs, btrfs filesystem resize).  The library does the
+ * work and keeps it crash-safe (include/bfs/resize.h, online.h); this file
+ * picks the size, refuses what cannot be done and says why.  Image files
+ * are extended before a grow and cut after an offline shrink; a block
+ * device must already have the size.  A mounted filesystem is grown by its
+ * mount process, asked through the control channel (mount_control.h).
  */
 #include "cmd.h"
+#include "mount_control.h"
 #include "progress.h"
 
 #include <bfs/fs.h>
@@ -17,6 +20,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,8 +37,39 @@ struct resize_args {
 
 static int check_unmounted(const struct bfs_cmd *cmd, const char *path)
 {
-	return bfs_cmd_refuse_mounted(cmd, path, false,
-				      " (resizing a mounted filesystem is not supported yet)");
+	return bfs_cmd_refuse_mounted(cmd, path, false, "");
+}
+
+/*
+ * A mounted filesystem (DEVICE, or its mount point) grows online: the
+ * mount does it (mount_control.h).  The exit status, or -1 if @a->path is
+ * not a bcowfs mount.
+ */
+static int resize_mounted(const struct bfs_cmd *cmd, const struct resize_args *a)
+{
+	struct bfs_ctl_req req = { .op = BFS_CTL_GROW, .size = a->size };
+	char mnt[PATH_MAX], what[256], h1[32], h2[32];
+	bool other;
+	int ret = bfs_ctl_find_mount(a->path, mnt, sizeof(mnt), &other, what, sizeof(what));
+
+	if (ret == -EACCES || ret == -EPERM)
+		return bfs_cmd_error(cmd, "'%s': permission denied (changing a mounted filesystem "
+				     "needs root)", a->path);
+	if (ret <= 0 || other)
+		return -1;	/* the offline path says what is wrong */
+	if (a->dry_run)
+		return bfs_cmd_error(cmd, "'%s' is mounted on %s: --dry-run works on an "
+				     "unmounted filesystem only", a->path, mnt);
+	ret = bfs_ctl_run(cmd, mnt, &req);
+	if (ret)
+		return ret;
+	if (req.result == -EALREADY)
+		printf("'%s' is already %s; nothing to do\n", a->path,
+		       bfs_human_size(req.size, h1));
+	else
+		printf("Resized '%s' (mounted on %s) from %s to %s\n", a->path, mnt,
+		       bfs_human_size(req.old_size, h1), bfs_human_size(req.size, h2));
+	return BFS_EXIT_OK;
 }
 
 static int open_dev(const struct bfs_cmd *cmd, const struct resize_args *a, struct bfs_dev **dev)
@@ -315,6 +350,9 @@ static int cmd_resize(const struct bfs_cmd *cmd, int argc, char **argv)
 	a.path = argv[optind];
 	if (argc - optind == 2 && (bfs_parse_size(argv[optind + 1], &a.size) || !a.size))
 		return bfs_cmd_usage_error(cmd, "invalid size '%s'", argv[optind + 1]);
+	ret = resize_mounted(cmd, &a);
+	if (ret >= 0)
+		return ret;
 	ret = check_unmounted(cmd, a.path);
 	if (ret)
 		return ret;
@@ -358,8 +396,8 @@ static int cmd_resize(const struct bfs_cmd *cmd, int argc, char **argv)
 const struct bfs_cmd bfs_cmd_resize = {
 	.name = "resize",
 	.fn = cmd_resize,
-	.summary = "grow or shrink an unmounted bfs filesystem",
-	.synopsis = "[--dry-run] DEVICE [SIZE]",
+	.summary = "grow or shrink a bfs filesystem (grow only while mounted)",
+	.synopsis = "[--dry-run] DEVICE|MOUNTPOINT [SIZE]",
 	.help =
 	"Without SIZE the filesystem grows to the size of DEVICE.  SIZE is in bytes or\n"
 	"with a suffix (K, M, G, T: powers of 1024).  An image file is extended to SIZE\n"
@@ -368,8 +406,10 @@ const struct bfs_cmd bfs_cmd_resize = {
 	"not fit.\n"
 	"\n"
 	"  -n, --dry-run     check and print what would change, write nothing\n"
-	"\nThe filesystem must be unmounted and cleanly closed.  The resize is one\n"
-	"crash-safe superblock write; the end backup superblock moves with the end.\n",
+	"\nA mounted filesystem (DEVICE or its mount point) grows online, through its\n"
+	"mount (root only); it cannot shrink.  Offline, the filesystem must be cleanly\n"
+	"closed.  The resize is one crash-safe superblock write; the end backup\n"
+	"superblock moves with the end.\n",
 	.shortopts = "n",
 	.longopts = resize_longopts,
 	.args = BFS_ARG_DEVICE,

@@ -6,40 +6,25 @@
  * bfs_sb_write(), whose order (backups, flush, primary, flush) means a crash
  * leaves either every change or none.
  *
- * The filesystem must not be mounted: the mount keeps the superblock in
- * memory and writes it back at unmount, which would undo the change.  The
- * device is opened exclusively, so a mount (or fsck, format...) holding it
- * makes this refuse; changing options of a mounted filesystem needs the
- * mount's control channel, which does not exist yet.
+ * On a mounted filesystem the mount keeps the superblock in memory and
+ * writes it back itself, so the change goes to the mount process through
+ * its control channel (mount_control.h), which applies it in the same way
+ * (the same table, cmd/sb_options.c) and uses it at once.  What cannot
+ * change under a mount (the UUID) is refused there.
  */
 #include "cmd.h"
+#include "mount_control.h"
+#include "sb_options.h"
 
-#include <bfs/checksum.h>
 #include <bfs/probe.h>
 #include <bfs/super.h>
 
 #include <errno.h>
-#include <stdlib.h>
+#include <limits.h>
 #include <string.h>
-#include <uuid.h>
-
-enum set_opt { OPT_LABEL, OPT_UUID, OPT_COMPRESSION, OPT_CHECKSUM, OPT_COMMIT };
-
-static const struct {
-	const char *name;
-	const char *values;	/* for messages and --help */
-	bool needs_clean;	/* the journal must hold nothing to replay */
-} set_opts[] = {
-	[OPT_LABEL]	  = { "label",		"TEXT (at most 64 bytes, empty to clear)", false },
-	/* journal entries carry the UUID: replay would skip every old one */
-	[OPT_UUID]	  = { "uuid",		"UUID, random or time", true },
-	[OPT_COMPRESSION] = { "compression",	"none or zstd[:LEVEL] (new data)", false },
-	[OPT_CHECKSUM]	  = { "checksum",	"xxhash or none (new file data)", false },
-	[OPT_COMMIT]	  = { "commit",		"SECONDS between periodic commits, 0 for none", false },
-};
 
 struct change {
-	enum set_opt opt;
+	enum bfs_sbopt opt;
 	const char *arg;
 	char *value;	/* points into argv: after '=' */
 };
@@ -49,23 +34,13 @@ static const struct option set_option_longopts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-static int find_opt(const char *name, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(set_opts); i++)
-		if (strlen(set_opts[i].name) == len && !strncmp(set_opts[i].name, name, len))
-			return (int)i;
-	return -1;
-}
-
 static int unknown_opt(const struct bfs_cmd *cmd, const char *arg)
 {
 	size_t i;
 
 	fprintf(stderr, "bfs %s: unknown option '%s'; the options are:\n", cmd->name, arg);
-	for (i = 0; i < ARRAY_SIZE(set_opts); i++)
-		fprintf(stderr, "  %-12s %s\n", set_opts[i].name, set_opts[i].values);
+	for (i = 0; i < ARRAY_SIZE(bfs_sbopts); i++)
+		fprintf(stderr, "  %-12s %s\n", bfs_sbopts[i].name, bfs_sbopts[i].values);
 	return BFS_EXIT_USAGE;
 }
 
@@ -76,11 +51,11 @@ static int parse_changes(const struct bfs_cmd *cmd, int argc, char **argv, struc
 
 	for (i = 0; i < argc; i++) {
 		char *eq = strchr(argv[i], '=');
-		int o = eq ? find_opt(argv[i], (size_t)(eq - argv[i])) : -1;
+		int o = eq ? bfs_sbopt_find(argv[i], (size_t)(eq - argv[i])) : -1;
 
-		if (!eq && (o = find_opt(argv[i], strlen(argv[i]))) >= 0) {
+		if (!eq && (o = bfs_sbopt_find(argv[i], strlen(argv[i]))) >= 0) {
 			bfs_cmd_usage_error(cmd, "'%s' needs a value: %s=%s", argv[i], argv[i],
-					    set_opts[o].values);
+					    bfs_sbopts[o].values);
 			return -1;
 		}
 		if (o < 0) {
@@ -88,125 +63,60 @@ static int parse_changes(const struct bfs_cmd *cmd, int argc, char **argv, struc
 			return -1;
 		}
 		for (j = 0; j < nr; j++)
-			if (ch[j].opt == (enum set_opt)o) {
-				bfs_cmd_usage_error(cmd, "option '%s' given twice", set_opts[o].name);
+			if (ch[j].opt == (enum bfs_sbopt)o) {
+				bfs_cmd_usage_error(cmd, "option '%s' given twice", bfs_sbopts[o].name);
 				return -1;
 			}
-		ch[nr++] = (struct change){ .opt = (enum set_opt)o, .arg = argv[i], .value = eq + 1 };
+		ch[nr++] = (struct change){ .opt = (enum bfs_sbopt)o, .arg = argv[i],
+					    .value = eq + 1 };
 	}
 	return nr;
 }
 
-static int parse_compression(const char *v, unsigned *type, unsigned *level)
+/* apply one change to @sb; a message and BFS_EXIT_USAGE on a bad value */
+static int apply(const struct bfs_cmd *cmd, struct bfs_sb *sb, const struct change *c)
 {
-	char *end;
-	long l;
+	char err[BFS_ERR_LEN];
+	int ret = bfs_sbopt_apply(sb, c->opt, c->value, err);
 
-	*level = 0;
-	if (!strcmp(v, "none")) {
-		*type = BFS_COMPRESSION_NONE;
-		return 0;
-	}
-	if (strncmp(v, "zstd", 4) || (v[4] && v[4] != ':'))
-		return -EINVAL;
-	*type = BFS_COMPRESSION_ZSTD;
-	if (!v[4])
-		return 0;
-	errno = 0;
-	l = strtol(v + 5, &end, 10);
-	if (errno || end == v + 5 || *end || l < BFS_ZSTD_LEVEL_MIN || l > BFS_ZSTD_LEVEL_MAX)
-		return -EINVAL;
-	*level = (unsigned)l;
+	if (ret == -EINVAL)
+		return bfs_cmd_usage_error(cmd, "%s", err);
+	if (ret)
+		return bfs_cmd_error(cmd, "%s", err);
 	return 0;
 }
 
-/* apply one change to @sb; a usage-class message and BFS_EXIT_USAGE on a bad value */
-static int apply(const struct bfs_cmd *cmd, struct bfs_sb *sb, const struct change *c)
+/*
+ * A mounted filesystem (DEVICE, or its mount point): the mount makes the
+ * change.  The exit status, or -1 if @path is not a bcowfs mount.
+ */
+static int set_mounted(const struct bfs_cmd *cmd, const char *path, const struct change *ch,
+		       int nr, bool dry_run)
 {
-	char err[BFS_ERR_LEN], *end;
-	unsigned type, level;
-	unsigned long secs;
-	u8 uuid[16];
-	int ret;
+	struct bfs_ctl_req req = { .op = BFS_CTL_SET, .flags = dry_run ? BFS_CTL_DRY_RUN : 0 };
+	char mnt[PATH_MAX], what[256];
+	size_t used = 0;
+	bool other;
+	int i, ret = bfs_ctl_find_mount(path, mnt, sizeof(mnt), &other, what, sizeof(what));
 
-	switch (c->opt) {
-	case OPT_LABEL:
-		if (bfs_sb_set_label(sb, c->value, err))
-			return bfs_cmd_usage_error(cmd, "%s", err);
-		return 0;
-	case OPT_UUID:
-		if (!strcmp(c->value, "random"))
-			uuid_generate_random(uuid);
-		else if (!strcmp(c->value, "time"))
-			uuid_generate_time(uuid);
-		else if (uuid_parse(c->value, uuid))
-			return bfs_cmd_usage_error(cmd, "invalid uuid '%s'", c->value);
-		bfs_sb_set_uuid(sb, uuid);
-		return 0;
-	case OPT_COMPRESSION:
-		if (parse_compression(c->value, &type, &level))
-			return bfs_cmd_usage_error(cmd, "invalid compression '%s' (none, zstd[:LEVEL], "
-						   "LEVEL %d to %d)", c->value, BFS_ZSTD_LEVEL_MIN,
-						   BFS_ZSTD_LEVEL_MAX);
-		if (bfs_sb_set_compression(sb, type, level, err))
-			return bfs_cmd_usage_error(cmd, "%s", err);
-		return 0;
-	case OPT_CHECKSUM:
-		if (!strcmp(c->value, "xxhash"))
-			type = BFS_CSUM_XXH3;
-		else if (!strcmp(c->value, "none"))
-			type = BFS_CSUM_NONE;
-		else
-			return bfs_cmd_usage_error(cmd, "invalid checksum '%s' (xxhash, none)", c->value);
-		if (bfs_sb_set_data_csum(sb, type, err))
-			return bfs_cmd_error(cmd, "%s", err);
-		return 0;
-	case OPT_COMMIT:
-		errno = 0;
-		secs = strtoul(c->value, &end, 10);
-		if (errno || end == c->value || *end || *c->value == '-' || secs > UINT32_MAX)
-			return bfs_cmd_usage_error(cmd, "invalid commit interval '%s' (seconds)",
-						   c->value);
-		ret = bfs_sb_set_commit_secs(sb, (unsigned)secs, err);
-		if (ret == -EINVAL)
-			return bfs_cmd_usage_error(cmd, "%s", err);
-		if (ret)
-			return bfs_cmd_error(cmd, "%s", err);
-		return 0;
+	if (ret == -EACCES || ret == -EPERM)
+		return bfs_cmd_error(cmd, "'%s': permission denied (changing a mounted filesystem "
+				     "needs root)", path);
+	if (ret <= 0 || other)
+		return -1;	/* open_unmounted() says what is wrong */
+	for (i = 0; i < nr; i++) {
+		size_t len = strlen(ch[i].arg) + 1;
+
+		if (!bfs_sbopts[ch[i].opt].live)
+			return bfs_cmd_error(cmd, "'%s' is mounted on %s; %s can only change on an "
+					     "unmounted filesystem: unmount it first", path, mnt,
+					     bfs_sbopts[ch[i].opt].name);
+		if (used + len >= sizeof(req.args))
+			return bfs_cmd_usage_error(cmd, "the options are too long");
+		memcpy(req.args + used, ch[i].arg, len);
+		used += len;
 	}
-	return BFS_EXIT_ERROR;
-}
-
-/* the value of @opt in @sb as show-super prints it */
-static void describe(enum set_opt opt, const struct bfs_sb *sb, char out[80])
-{
-	char label[BFS_LABEL_SIZE + 1];
-
-	switch (opt) {
-	case OPT_LABEL:
-		bfs_sb_label(sb, label);
-		snprintf(out, 80, "%s", label[0] ? label : "(none)");
-		break;
-	case OPT_UUID:
-		bfs_format_uuid(sb->uuid, out);
-		break;
-	case OPT_COMPRESSION:
-		if (sb->compression_type)
-			snprintf(out, 80, "%s:%u", bfs_compression_name(sb->compression_type),
-				 sb->compression_level);
-		else
-			snprintf(out, 80, "none");
-		break;
-	case OPT_CHECKSUM:
-		snprintf(out, 80, "%s", bfs_csum_name(bfs_sb_data_csum_type(sb)));
-		break;
-	case OPT_COMMIT:
-		if (bfs_sb_commit_secs(sb))
-			snprintf(out, 80, "%u s", bfs_sb_commit_secs(sb));
-		else
-			snprintf(out, 80, "none");
-		break;
-	}
+	return bfs_ctl_run(cmd, mnt, &req);
 }
 
 static int open_unmounted(const struct bfs_cmd *cmd, const char *path, bool dry_run,
@@ -257,21 +167,21 @@ static int set_options(const struct bfs_cmd *cmd, struct bfs_dev *dev, const cha
 		goto out;
 	}
 	for (i = 0; i < nr; i++) {
-		if (set_opts[ch[i].opt].needs_clean && !(le32_to_cpu(sb->flags) & BFS_SB_CLEAN)) {
+		if (bfs_sbopts[ch[i].opt].needs_clean && !(le32_to_cpu(sb->flags) & BFS_SB_CLEAN)) {
 			bfs_cmd_error(cmd, "'%s' was not closed cleanly and its journal needs replay; "
 				      "%s can only change on a clean filesystem (mount and unmount it, "
-				      "or run 'bfs fsck', first)", path, set_opts[ch[i].opt].name);
+				      "or run 'bfs fsck', first)", path, bfs_sbopts[ch[i].opt].name);
 			goto out;
 		}
-		describe(ch[i].opt, sb, before);
+		bfs_sbopt_describe(ch[i].opt, sb, before);
 		ret = apply(cmd, sb, &ch[i]);
 		if (ret)
 			goto out;
 		ret = BFS_EXIT_ERROR;
-		describe(ch[i].opt, sb, after);
+		bfs_sbopt_describe(ch[i].opt, sb, after);
 		if (strcmp(before, after))
 			changed++;
-		printf("%s: %s -> %s%s\n", set_opts[ch[i].opt].name, before, after,
+		printf("%s: %s -> %s%s\n", bfs_sbopts[ch[i].opt].name, before, after,
 		       strcmp(before, after) ? "" : " (unchanged)");
 	}
 	/* validation checks the checksum too; bfs_sb_write() sets it again */
@@ -299,7 +209,7 @@ out:
 
 static int cmd_set_option(const struct bfs_cmd *cmd, int argc, char **argv)
 {
-	struct change ch[ARRAY_SIZE(set_opts)];
+	struct change ch[BFS_SBOPT_NR];
 	struct bfs_dev *dev;
 	bool dry_run = false;
 	int c, nr, ret;
@@ -317,11 +227,14 @@ static int cmd_set_option(const struct bfs_cmd *cmd, int argc, char **argv)
 		return bfs_cmd_usage_error(cmd, "no device given");
 	if (optind + 1 >= argc)
 		return bfs_cmd_usage_error(cmd, "no OPTION=VALUE given");
-	if (argc - optind - 1 > (int)ARRAY_SIZE(set_opts))
+	if (argc - optind - 1 > BFS_SBOPT_NR)
 		return bfs_cmd_usage_error(cmd, "too many options");
 	nr = parse_changes(cmd, argc - optind - 1, argv + optind + 1, ch);
 	if (nr < 0)
 		return BFS_EXIT_USAGE;
+	ret = set_mounted(cmd, argv[optind], ch, nr, dry_run);
+	if (ret >= 0)
+		return ret;
 	ret = open_unmounted(cmd, argv[optind], dry_run, &dev);
 	if (ret)
 		return ret;
@@ -333,8 +246,8 @@ static int cmd_set_option(const struct bfs_cmd *cmd, int argc, char **argv)
 const struct bfs_cmd bfs_cmd_set_option = {
 	.name = "set-option",
 	.fn = cmd_set_option,
-	.summary = "change settings of an unmounted bfs filesystem",
-	.synopsis = "[--dry-run] DEVICE OPTION=VALUE...",
+	.summary = "change settings of a bfs filesystem, mounted or not",
+	.synopsis = "[--dry-run] DEVICE|MOUNTPOINT OPTION=VALUE...",
 	.help =
 	"Options (each OPTION=VALUE; several may be given and are written at once):\n"
 	"  label=TEXT        the label, at most 64 bytes; label= clears it\n"
@@ -343,11 +256,15 @@ const struct bfs_cmd bfs_cmd_set_option = {
 	"  checksum=TYPE     xxhash or none for new file data (metadata keeps its type)\n"
 	"  commit=SECONDS    commit what was written every SECONDS (0: only at fsync\n"
 	"                    and unmount)\n"
+	"  errors=BEHAVIOUR  on a metadata error a mount goes on (continue), refuses\n"
+	"                    writes from then on (remount-ro) or stops (panic)\n"
 	"\n"
 	"  -n, --dry-run     show what would change, write nothing\n"
-	"\nThe filesystem must not be mounted.  Each line printed is 'OPTION: OLD -> NEW';\n"
-	"'bfs show-super' shows the result.  The change is crash-safe: the superblock\n"
-	"copies are written in an order that leaves either all changes or none.\n",
+	"\nOn a mounted filesystem (DEVICE or its mount point) every option but uuid\n"
+	"changes at once, through the mount (root only).  Each line printed is\n"
+	"'OPTION: OLD -> NEW'; 'bfs show-super' shows the result.  The change is\n"
+	"crash-safe: the superblock copies are written in an order that leaves either\n"
+	"all changes or none.\n",
 	.shortopts = "n",
 	.longopts = set_option_longopts,
 	.args = BFS_ARG_DEVICE,

@@ -28,6 +28,7 @@ static const struct {
 	const char *name;
 } feature_names[] = {
 	{ 0, BFS_FEAT_COMPAT_NODE_ID, "node_id" },
+	{ 0, BFS_FEAT_COMPAT_ERRORS, "errors" },
 	{ 2, BFS_FEAT_INCOMPAT_ZSTD, "zstd" },
 };
 
@@ -176,7 +177,7 @@ static void describe_fields(struct bfs_out *o, const struct bfs_sb *sb)
 		else if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_REPAIR)
 			describe_repair(o, f);
 		if ((type & ~BFS_SB_FIELD_REQUIRED) == BFS_SB_FIELD_OPTIONS &&
-		    le32_to_cpu(f->u64s) * 8 >= sizeof(*f) + sizeof(struct bfs_sb_options))
+		    le32_to_cpu(f->u64s) * 8 >= sizeof(*f) + BFS_SB_OPTIONS_V1_BYTES)
 			out_bool(o, "data_checksum_set", "Data checksum set",
 				 ((const struct bfs_sb_options *)f->data)->data_csum_set);
 		out_end(o);
@@ -218,6 +219,7 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 		bfs_csum_name(bfs_sb_data_csum_type(sb)));
 	out_u64(o, "commit_interval", "Commit interval", bfs_sb_commit_secs(sb));
 	out_note(o, bfs_sb_commit_secs(sb) ? "s" : "(only fsync and unmount)");
+	out_str(o, "errors", "Error behaviour", "%s", bfs_errors_name(bfs_sb_errors(sb)));
 	out_str(o, "compression", "Compression", "%s", bfs_compression_name(sb->compression_type));
 	out_u64(o, "compression_level", "Compression level", sb->compression_level);
 	out_hex(o, "hash_seed", "Name hash seed", le64_to_cpu(sb->hash_seed));

@@ -29,6 +29,12 @@ struct bfs_alloc;
 
 int bfs_alloc_init(const struct bfs_alloc_geom *g, struct bfs_alloc **out);
 void bfs_alloc_exit(struct bfs_alloc *a);
+/*
+ * Online grow: the area ends at bucket @nbuckets now (not below the old
+ * end); the new slots are free.  Only once the superblock saying so is
+ * durable.
+ */
+int bfs_alloc_grow(struct bfs_alloc *a, u64 nbuckets);
 
 /* mark the node at @offset used (open-time walk); -EUCLEAN if not a valid slot or already used */
 int bfs_alloc_mark_used(struct bfs_alloc *a, u64 offset);

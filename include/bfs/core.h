@@ -134,6 +134,25 @@ unsigned bfs_core_max_depth(struct bfs_core *c);
 
 /* the in-memory superblock (valid while the core is open) */
 const struct bfs_sb *bfs_core_sb(struct bfs_core *c);
+/*
+ * Change the superblock of a read-write core: @fn gets the current one and
+ * @next, a copy of it (a BFS_SB_MAX_BYTES buffer), changes @next and writes
+ * it to @dev (bfs_sb_write() order); on 0 @next becomes the in-memory
+ * superblock, which every later superblock write of the core starts from.
+ * @fn runs under the commit lock: no commit, checkpoint or superblock write
+ * runs meanwhile, and it must not commit.  -EROFS on a read-only core, the
+ * fatal error after one, else what @fn returns.
+ */
+typedef int (*bfs_core_sb_fn)(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur,
+			      struct bfs_sb *next);
+int bfs_core_sb_update(struct bfs_core *c, bfs_core_sb_fn fn, void *ctx);
+/*
+ * Refuse every write from now on, as after a failed one (logged once with
+ * @why; the close writes nothing either, so the next open replays the
+ * journal).  bfs_core_error(): that error, or 0 while writes are allowed.
+ */
+void bfs_core_stop_writes(struct bfs_core *c, int err, const char *why);
+int bfs_core_error(struct bfs_core *c);
 struct bfs_dev *bfs_core_dev(struct bfs_core *c);
 
 struct bfs_core_stats {

@@ -43,6 +43,10 @@ int bfs_dev_clone_mem(struct bfs_dev *src, struct bfs_dev **out);
 void bfs_dev_close(struct bfs_dev *dev);
 
 u64 bfs_dev_size(const struct bfs_dev *dev);
+/* read the size again (it only ever grows: online resize); memory devices keep theirs */
+int bfs_dev_refresh_size(struct bfs_dev *dev);
+/* make an image file @size bytes long (sparse), never shorter; -ENOTSUP for others */
+int bfs_dev_extend_file(struct bfs_dev *dev, u64 size);
 unsigned bfs_dev_sector_size(const struct bfs_dev *dev);	/* logical block size */
 bool bfs_dev_is_blockdev(const struct bfs_dev *dev);
 bool bfs_dev_is_readonly(const struct bfs_dev *dev);

@@ -86,7 +86,9 @@ enum bfs_compression_type {
  * not know the bit ignore the field, so it is compat.
  */
 #define BFS_FEAT_COMPAT_NODE_ID	(UINT64_C(1) << 0)
-#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID)
+/* the options section is long enough to hold errors (bfs_sb_options.errors) */
+#define BFS_FEAT_COMPAT_ERRORS	(UINT64_C(1) << 1)
+#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID | BFS_FEAT_COMPAT_ERRORS)
 
 /*
  * Variable-length superblock section.  Sections follow the fixed part of the
@@ -124,8 +126,24 @@ struct bfs_sb_options {
 	__le32	commit_secs;		/* periodic commit of a read-write open; 0: none */
 	__le32	pad2;			/* zero */
 	__le64	reserved[2];		/* zero */
+	/*
+	 * From here on only in sections at least this long (COMPAT_ERRORS):
+	 * readers that know only the first 32 bytes ignore the rest.
+	 */
+	u8	errors;			/* enum bfs_errors: what a mount does on a metadata error */
+	u8	pad3[7];		/* zero */
 };
-BFS_STATIC_SIZE(struct bfs_sb_options, 32);
+BFS_STATIC_SIZE(struct bfs_sb_options, 40);
+/* the options section as the first format version wrote it (no errors) */
+#define BFS_SB_OPTIONS_V1_BYTES	32
+
+/* errors= (ext4's): what a mount does when it meets corrupt metadata or an I/O error */
+enum bfs_errors {
+	BFS_ERRORS_CONTINUE	= 0,	/* log it, fail the operation, go on */
+	BFS_ERRORS_RO		= 1,	/* log it, refuse every write from then on */
+	BFS_ERRORS_PANIC	= 2,	/* log it, stop the filesystem (the mount ends) */
+	BFS_ERRORS_NR,
+};
 
 #define BFS_COMMIT_SECS_MAX	86400	/* a day */
 

@@ -34,6 +34,8 @@ struct bfs_format_opts {
 	bool	csum_set;
 	u8	compression_type;
 	u8	compression_level;	/* 0: default level for the type */
+	bool	errors_set;		/* errors: enum bfs_errors (default continue) */
+	u8	errors;
 };
 
 /*
@@ -143,7 +145,16 @@ unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb);
 /* everything written is durable at most @secs later (0: only fsync/unmount) */
 int bfs_sb_set_commit_secs(struct bfs_sb *sb, unsigned secs, char *err);
 unsigned bfs_sb_commit_secs(const struct bfs_sb *sb);
-/* the options section, or NULL if absent (validated by bfs_sb_validate) */
+/* errors=: enum bfs_errors (format.h); an options section without the field says continue */
+int bfs_sb_set_errors(struct bfs_sb *sb, unsigned errors, char *err);
+unsigned bfs_sb_errors(const struct bfs_sb *sb);
+/* "continue", "remount-ro", "panic"; parse: -EINVAL for anything else */
+const char *bfs_errors_name(unsigned errors);
+int bfs_errors_parse(const char *name, unsigned *errors);
+/*
+ * The options section, or NULL if absent (validated by bfs_sb_validate).
+ * Only its first BFS_SB_OPTIONS_V1_BYTES are sure to be there.
+ */
 const struct bfs_sb_options *bfs_sb_options_get(const struct bfs_sb *sb);
 
 /* label as a C string (copies at most BFS_LABEL_SIZE bytes) */

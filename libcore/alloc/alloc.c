@@ -9,6 +9,8 @@
 
 #include <bfs/log.h>
 
+#include <string.h>
+
 struct bfs_alloc {
 	bfs_mutex lock;
 	struct bfs_alloc_geom g;
@@ -61,6 +63,36 @@ int bfs_alloc_init(const struct bfs_alloc_geom *g, struct bfs_alloc **out)
 	a->limit = a->nslots;
 	bfs_mutex_init(&a->lock);
 	*out = a;
+	return 0;
+}
+
+int bfs_alloc_grow(struct bfs_alloc *a, u64 nbuckets)
+{
+	u64 end, nslots, words, *used, i;
+
+	bfs_mutex_lock(&a->lock);
+	end = BFS_ROUND_DOWN(nbuckets * a->g.bucket_size, (u64)a->g.node_size);
+	nslots = end > a->base ? (end - a->base) / a->g.node_size : 0;
+	if (nbuckets < a->g.nbuckets || nslots < a->nslots) {
+		bfs_mutex_unlock(&a->lock);
+		return -EINVAL;
+	}
+	words = BFS_DIV_ROUND_UP(nslots, 64) + 1;
+	used = bfs_realloc(a->used, words * sizeof(u64));
+	if (!used) {
+		bfs_mutex_unlock(&a->lock);
+		return -ENOMEM;
+	}
+	memset(used + BFS_DIV_ROUND_UP(a->nslots, 64) + 1, 0,
+	       (words - BFS_DIV_ROUND_UP(a->nslots, 64) - 1) * sizeof(u64));
+	a->used = used;
+	for (i = a->nslots; i < nslots && i % 64; i++)
+		clear_bit64(a->used, i);
+	a->nr_total += nslots - a->nslots;
+	a->nr_free += nslots - a->nslots;
+	a->nslots = nslots;
+	a->g.nbuckets = nbuckets;
+	bfs_mutex_unlock(&a->lock);
 	return 0;
 }
 

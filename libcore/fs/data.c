@@ -8,6 +8,14 @@
 
 #include "data.h"
 
+void bfs_data_options_load(struct bfs_fs_data *d, const struct bfs_sb *sb)
+{
+	d->csum_type = bfs_sb_data_csum_type(sb);	/* bfs set-option checksum= */
+	d->compression = (le64_to_cpu(sb->incompat) & BFS_FEAT_INCOMPAT_ZSTD) ?
+			 sb->compression_type : BFS_COMPRESSION_NONE;
+	d->level = sb->compression_level ? sb->compression_level : BFS_ZSTD_LEVEL_DEFAULT;
+}
+
 /* the data state, created by the first of the space hooks and bfs_fs_data_init() */
 static struct bfs_fs_data *data_get(struct bfs_fs *fs, struct bfs_core *c, int *ret)
 {
@@ -32,10 +40,7 @@ static struct bfs_fs_data *data_get(struct bfs_fs *fs, struct bfs_core *c, int *
 	d->nbuckets = le64_to_cpu(sb->nbuckets);
 	d->chunk_max = (u32)BFS_MIN(BFS_EXTENT_CHUNK_MAX, (u64)d->bucket_size);
 	d->chunk_max = BFS_MAX(BFS_ROUND_DOWN(d->chunk_max, d->block_size), d->block_size);
-	d->csum_type = bfs_sb_data_csum_type(sb);	/* bfs set-option checksum= */
-	if (le64_to_cpu(sb->incompat) & BFS_FEAT_INCOMPAT_ZSTD)
-		d->compression = sb->compression_type;
-	d->level = sb->compression_level ? sb->compression_level : BFS_ZSTD_LEVEL_DEFAULT;
+	bfs_data_options_load(d, sb);
 	*ret = bfs_data_alloc_setup(d);
 	if (*ret) {
 		bfs_data_alloc_exit(d);
@@ -106,8 +111,8 @@ int bfs_fs_fsync(struct bfs_fs *fs, u64 ino, bool datasync)
 {
 	int ret;
 
-	if (fs->read_only)
-		return 0;
+	if (fs->read_only)	/* stopped writes (errors=) leave work unsynced: say so */
+		return bfs_core_error(fs->c);
 	/*
 	 * Every chunk was written before the transaction referencing it
 	 * committed, and each journal entry is written after a device flush:

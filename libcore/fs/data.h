@@ -104,6 +104,9 @@ struct bfs_bkey *bfs_extent_key(u64 *buf, u64 ino, u64 start, u64 end,
 struct bfs_bkey *bfs_extent_key_unwritten(u64 *buf, u64 ino, u64 start, u64 end);
 #define EXTENT_KEY_U64S	(BFS_BKEY_U64S + BFS_EXTENT_VAL_U64S)
 
+/* data.c: what new data is written with (checksum, compression), from @sb */
+void bfs_data_options_load(struct bfs_fs_data *d, const struct bfs_sb *sb);
+
 /* ---- alloc_data.c: buckets, write point, accounting ---- */
 /* the bucket table and locks (geometry already in @d) */
 int bfs_data_alloc_setup(struct bfs_fs_data *d);

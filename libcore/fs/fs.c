@@ -139,8 +139,8 @@ int bfs_fs_sync(struct bfs_fs *fs)
 {
 	int ret;
 
-	if (fs->read_only)
-		return 0;
+	if (fs->read_only)	/* stopped writes (errors=) leave work unsynced: say so */
+		return bfs_core_error(fs->c);
 	ret = bfs_fs_data_flush(fs, 0);
 	/* emptied buckets come back (and are discarded) once that is durable */
 	if (!ret)

@@ -52,6 +52,10 @@ struct bfs_fs {
 int bfs_fs_commit_start(struct bfs_fs *fs, u32 ms);
 void bfs_fs_commit_stop(struct bfs_fs *fs);
 
+/* locks.c: hold every inode lock (online changes of the superblock) */
+void bfs_fs_quiesce(struct bfs_fs *fs);
+void bfs_fs_unquiesce(struct bfs_fs *fs);
+
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino);
 void bfs_inode_unlock(struct bfs_fs *fs, u64 ino);
 /* lock two inodes in a deadlock-free order (same stripe locked once) */

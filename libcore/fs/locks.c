@@ -77,3 +77,24 @@ void bfs_inode_unlock2(struct bfs_fs *fs, u64 a, u64 b)
 
 	bfs_inode_unlockv(fs, inos, 2);
 }
+
+/*
+ * Every inode stripe (ascending, as above): no namespace or data operation
+ * runs meanwhile.  Copy-GC takes gc_lock before inode locks (and only tries
+ * gc_lock while holding one), so callers that need gc_lock take it first.
+ */
+void bfs_fs_quiesce(struct bfs_fs *fs)
+{
+	unsigned i;
+
+	for (i = 0; i < BFS_INODE_LOCKS; i++)
+		bfs_mutex_lock(&fs->inode_locks[i]);
+}
+
+void bfs_fs_unquiesce(struct bfs_fs *fs)
+{
+	unsigned i;
+
+	for (i = BFS_INODE_LOCKS; i-- > 0;)
+		bfs_mutex_unlock(&fs->inode_locks[i]);
+}

@@ -225,5 +225,8 @@ int bfs_sb_layout(const struct bfs_format_opts *o, u64 dev_size, unsigned sector
 	ret = pick_compression(o, sb, err);
 	if (ret)
 		return ret;
-	return pick_identity(o, sb, err);
+	ret = pick_identity(o, sb, err);
+	if (ret || !o->errors_set)
+		return ret;
+	return bfs_sb_set_errors(sb, o->errors, err);
 }

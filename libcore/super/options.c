@@ -4,7 +4,9 @@
  * what format chose; the options section holds what only set-option can
  * change: the checksum type of new file data (which must be separate from
  * csum_type because btree node checks use csum_type for every node already
- * written) and the periodic commit interval.  Every setter leaves @sb valid, so a caller can validate once
+ * written), the periodic commit interval and the error behaviour (errors=,
+ * in the part of the section that older versions do not read, see
+ * BFS_SB_OPTIONS_V1_BYTES).  Every setter leaves @sb valid, so a caller can validate once
  * and write once: one bfs_sb_write() commits all changes or none.
  */
 #include <bfs/super.h>
@@ -73,6 +75,8 @@ static struct bfs_sb_options *options_get_or_add(struct bfs_sb *sb, char *err)
 		f = bfs_sb_field_resize(sb, BFS_SB_FIELD_OPTIONS, u64s);
 	if (!f && err)
 		snprintf(err, BFS_ERR_LEN, "no room for the options section");
+	if (f)
+		sb->compat = cpu_to_le64(le64_to_cpu(sb->compat) | BFS_FEAT_COMPAT_ERRORS);
 	return f ? (void *)f->data : NULL;
 }
 
@@ -116,4 +120,49 @@ unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb)
 	const struct bfs_sb_options *o = bfs_sb_options_get(sb);
 
 	return o && o->data_csum_set ? o->data_csum_type : sb->csum_type;
+}
+
+static const char *const errors_names[BFS_ERRORS_NR] = {
+	[BFS_ERRORS_CONTINUE]	= "continue",
+	[BFS_ERRORS_RO]		= "remount-ro",
+	[BFS_ERRORS_PANIC]	= "panic",
+};
+
+const char *bfs_errors_name(unsigned errors)
+{
+	return errors < BFS_ERRORS_NR ? errors_names[errors] : "unknown";
+}
+
+int bfs_errors_parse(const char *name, unsigned *errors)
+{
+	unsigned i;
+
+	for (i = 0; i < BFS_ERRORS_NR; i++)
+		if (!strcmp(name, errors_names[i])) {
+			*errors = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int bfs_sb_set_errors(struct bfs_sb *sb, unsigned errors, char *err)
+{
+	struct bfs_sb_options *o;
+
+	if (errors >= BFS_ERRORS_NR)
+		return opt_err(err, "unknown error behaviour %u", errors);
+	o = options_get_or_add(sb, err);
+	if (!o)
+		return -ENOSPC;
+	o->errors = (u8)errors;
+	return 0;
+}
+
+unsigned bfs_sb_errors(const struct bfs_sb *sb)
+{
+	const struct bfs_sb_field *f = bfs_sb_field_get((struct bfs_sb *)sb, BFS_SB_FIELD_OPTIONS);
+
+	if (!f || (size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(struct bfs_sb_options))
+		return BFS_ERRORS_CONTINUE;
+	return ((const struct bfs_sb_options *)f->data)->errors;
 }

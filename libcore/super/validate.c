@@ -187,9 +187,18 @@ static int validate_options(const struct bfs_sb_field *f, u64 off, char *err)
 	const struct bfs_sb_options *o = (const void *)f->data;
 	unsigned i;
 
-	if ((size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(*o))
+	size_t bytes = (size_t)le32_to_cpu(f->u64s) * 8;
+
+	if (bytes < sizeof(*f) + BFS_SB_OPTIONS_V1_BYTES)
 		return bad("options section at byte %llu is too short (%u u64s)",
 			   ull(off), le32_to_cpu(f->u64s));
+	if (bytes >= sizeof(*f) + sizeof(*o)) {
+		if (o->errors >= BFS_ERRORS_NR)
+			return bad("options: error behaviour %u is invalid", o->errors);
+		for (i = 0; i < sizeof(o->pad3); i++)
+			if (o->pad3[i])
+				return bad("options: padding byte %u is not zero", 8 + i);
+	}
 	if (o->data_csum_set > 1)
 		return bad("options: data_csum_set %u is not 0 or 1", o->data_csum_set);
 	if (o->data_csum_type >= BFS_CSUM_NR || (!o->data_csum_set && o->data_csum_type))

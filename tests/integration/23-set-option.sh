@@ -115,15 +115,16 @@ contains err "bfs fsck"
 
 # a real FUSE mount, where it can work
 if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
-	note "a mounted filesystem is refused"
+	note "a mounted filesystem refuses what needs unmounting (the live changes: 63-online-set-option)"
 	. "$(dirname "$0")/mount-lib.sh"
 	mkdir -p mnt
 	trap mount_cleanup EXIT
 	expect_ok "$BFS" mount img mnt
-	expect_rc 1 "$BFS" set-option img label=mounted
+	expect_rc 1 "$BFS" set-option img uuid=random
 	contains err "img' is mounted"
 	contains err "unmount it first"
 	expect_ok "$BFS" set-option --dry-run img label=mounted
+	contains out "dry run"
 	umount mnt
 	wait_unlocked img
 	expect_ok "$BFS" show-super img

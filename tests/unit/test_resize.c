@@ -8,6 +8,8 @@
  */
 #include "unit.h"
 #include "crash_states.h"
+#include "resize_states.h"
+#include "tu.h"
 
 #include <bfs/alloc.h>
 #include <bfs/btree.h>
@@ -30,62 +32,18 @@
 
 static const struct bfs_creds root_cr = { 0, 0 };
 
-static u8 pattern(u64 i)
-{
-	return (u8)(i * 131 + (i >> 9));
-}
-
-/* a filesystem laid out for @fs_size bytes on a device of @dev_size */
-static struct bfs_dev *make_fs(u64 dev_size, u64 fs_size)
-{
-	struct bfs_format_opts fo = { 0 };
-	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
-	char err[BFS_ERR_LEN];
-	struct bfs_dev *dev;
-
-	ck_assert_int_eq(bfs_dev_open_mem(dev_size, &dev), 0);
-	ck_assert_int_eq(bfs_sb_layout(&fo, fs_size, 512, sb, err), 0);
-	ck_assert_int_eq(bfs_mkfs(dev, sb), 0);
-	bfs_free(sb);
-	return dev;
-}
-
 static void write_file(struct bfs_dev *dev, const char *name)
 {
 	struct bfs_fs *fs;
-	struct bfs_stat st;
-	u8 *buf = bfs_zalloc(FILE_BYTES);
-	u64 i;
 
-	for (i = 0; i < FILE_BYTES; i++)
-		buf[i] = pattern(i);
 	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
-	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
-				      &root_cr, &st), 0);
-	ck_assert_int_eq(bfs_fs_write(fs, st.ino, buf, FILE_BYTES, 0), FILE_BYTES);
+	tu_write_pattern_file(fs, name, FILE_BYTES, 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	bfs_free(buf);
 }
 
 static bool file_ok(struct bfs_fs *fs, const char *name, char *why)
 {
-	struct bfs_stat st;
-	u8 *buf = bfs_zalloc(FILE_BYTES);
-	bool ok = true;
-	u64 i;
-
-	if (bfs_fs_lookup(fs, BFS_ROOT_INO, name, strlen(name), &st) ||
-	    bfs_fs_read(fs, st.ino, buf, FILE_BYTES, 0) != FILE_BYTES) {
-		snprintf(why, 512, "cannot read '%s'", name);
-		ok = false;
-	}
-	for (i = 0; ok && i < FILE_BYTES; i++)
-		if (buf[i] != pattern(i)) {
-			snprintf(why, 512, "'%s' differs at byte %llu", name, (unsigned long long)i);
-			ok = false;
-		}
-	bfs_free(buf);
-	return ok;
+	return tu_pattern_file_ok(fs, name, FILE_BYTES, 0, why);
 }
 
 static u64 sb_dev_size(struct bfs_dev *dev)
@@ -102,7 +60,7 @@ static u64 sb_dev_size(struct bfs_dev *dev)
 
 START_TEST(test_layout)
 {
-	struct bfs_dev *dev = make_fs(64 * MiB, 32 * MiB);
+	struct bfs_dev *dev = resize_make_fs(64 * MiB, 32 * MiB);
 	struct bfs_sb *out = bfs_zalloc(BFS_SB_MAX_BYTES);
 	struct bfs_sb_handle h;
 	char err[BFS_ERR_LEN];
@@ -127,7 +85,7 @@ END_TEST
 
 START_TEST(test_usage)
 {
-	struct bfs_dev *dev = make_fs(32 * MiB, 32 * MiB);
+	struct bfs_dev *dev = resize_make_fs(32 * MiB, 32 * MiB);
 	const struct bfs_sb *sb;
 	struct bfs_resize_usage u;
 	struct bfs_fs *fs;
@@ -209,63 +167,19 @@ static bool fsck_clean(struct bfs_dev *img, char *why)
 	return !rc;
 }
 
+static bool files_ok(void *ctx, struct bfs_fs *fs, char *why)
+{
+	struct resize_ctx *c = ctx;
+
+	return (!c->file || file_ok(fs, c->file, why)) && small_ok(fs, c->nr_small, why);
+}
+
 static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
 	struct resize_ctx *c = ctx;
-	struct bfs_sb_handle h;
-	struct bfs_resize_usage u;
-	struct bfs_fs *fs;
-	char err[BFS_ERR_LEN];
-	u64 size, nbuckets;
-	int id, ret;
 
-	if (bfs_sb_read(img, &h, err)) {
-		snprintf(why, 512, "no readable superblock: %s", err);
-		return false;
-	}
-	size = le64_to_cpu(h.sb->dev_size);
-	nbuckets = le64_to_cpu(h.sb->nbuckets);
-	bfs_sb_handle_release(&h);
-	if (size != c->old_size && size != c->new_size) {
-		snprintf(why, 512, "dev_size %llu is neither size", (unsigned long long)size);
-		return false;
-	}
-	if (mk.f >= 1 && size != c->new_size) {
-		snprintf(why, 512, "the resize was durable but the old size is read");
-		return false;
-	}
-	if (!fsck_clean(img, why))
-		return false;
-	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
-	if (ret) {
-		snprintf(why, 512, "open failed: %s", strerror(-ret));
-		return false;
-	}
-	for (id = 0; id < BFS_BTREE_NR; id++)
-		if (bfs_btree_verify(bfs_fs_core(fs), id)) {
-			snprintf(why, 512, "btree %s fails verification", bfs_btree_id_name(id));
-			bfs_fs_close(fs);
-			return false;
-		}
-	if ((c->file && !file_ok(fs, c->file, why)) || !small_ok(fs, c->nr_small, why)) {
-		bfs_fs_close(fs);
-		return false;
-	}
-	/* nothing of the filesystem beyond its end: no node, no alloc key */
-	ret = bfs_resize_usage(fs, nbuckets, &u);
-	if (ret || u.nodes || u.data_buckets || u.free_alloc_keys) {
-		snprintf(why, 512, "beyond the end: %llu nodes, %llu data buckets, %llu alloc keys",
-			 (unsigned long long)u.nodes, (unsigned long long)u.data_buckets,
-			 (unsigned long long)u.free_alloc_keys);
-		bfs_fs_close(fs);
-		return false;
-	}
-	ret = bfs_fs_close(fs);
-	if (ret) {
-		snprintf(why, 512, "close failed: %s", strerror(-ret));
-		return false;
-	}
-	return true;
+	return fsck_clean(img, why) &&
+	       resize_state_ok(img, c->old_size, c->new_size, mk.f >= 1, files_ok, c, why);
 }
 
 static void resize_recorded(struct bfs_dev *dev, u64 new_size, const char *logpath)
@@ -277,6 +191,7 @@ static void resize_recorded(struct bfs_dev *dev, u64 new_size, const char *logpa
 	char err[BFS_ERR_LEN];
 
 	ck_assert_int_eq(bfs_dev_record_start(dev, logpath), 0);
+	crash_mark(dev, 'f', 0);
 	crash_mark(dev, 'c', 1);
 	ck_assert_int_eq(bfs_sb_read(dev, &h, err), 0);
 	ck_assert_int_eq(bfs_resize_layout(h.sb, new_size, out, err), 0);
@@ -333,7 +248,7 @@ static void run_crash(struct bfs_dev *dev, struct resize_ctx *c, const char *tag
 START_TEST(test_grow_crash)
 {
 	struct resize_ctx c = { .old_size = 16 * MiB, .new_size = 32 * MiB, .file = "kept" };
-	struct bfs_dev *dev = make_fs(32 * MiB, 16 * MiB);
+	struct bfs_dev *dev = resize_make_fs(32 * MiB, 16 * MiB);
 	u8 probe[8];
 
 	write_file(dev, "kept");
@@ -348,7 +263,7 @@ END_TEST
 START_TEST(test_shrink_crash)
 {
 	struct resize_ctx c = { .old_size = 32 * MiB, .new_size = 16 * MiB };
-	struct bfs_dev *dev = make_fs(32 * MiB, 32 * MiB);
+	struct bfs_dev *dev = resize_make_fs(32 * MiB, 32 * MiB);
 	struct bfs_fs *fs;
 
 	/* data written at the top and deleted: free buckets whose alloc keys remain */
@@ -365,7 +280,7 @@ END_TEST
 START_TEST(test_shrink_moving_data_crash)
 {
 	struct resize_ctx c = { .old_size = 32 * MiB, .new_size = 16 * MiB, .file = "moved" };
-	struct bfs_dev *dev = make_fs(32 * MiB, 32 * MiB);
+	struct bfs_dev *dev = resize_make_fs(32 * MiB, 32 * MiB);
 
 	write_file(dev, "moved");	/* data fills from the top: beyond 16 MiB */
 	run_crash(dev, &c, "resize-shrink-move");
@@ -375,7 +290,7 @@ END_TEST
 
 START_TEST(test_evacuate_no_room)
 {
-	struct bfs_dev *dev = make_fs(16 * MiB, 16 * MiB);
+	struct bfs_dev *dev = resize_make_fs(16 * MiB, 16 * MiB);
 	struct bfs_resize_usage u, u2;
 	struct bfs_resize_move m;
 	struct bfs_fs *fs;
@@ -498,7 +413,7 @@ static u64 half_nbuckets(struct bfs_dev *dev, u64 new_size)
 START_TEST(test_shrink_moving_nodes_crash)
 {
 	struct resize_ctx c = { .old_size = 32 * MiB, .new_size = 16 * MiB };
-	struct bfs_dev *dev = make_fs(32 * MiB, 32 * MiB);
+	struct bfs_dev *dev = resize_make_fs(32 * MiB, 32 * MiB);
 
 	c.nr_small = make_high_nodes(dev, half_nbuckets(dev, c.new_size));
 	run_crash(dev, &c, "resize-shrink-nodes");

@@ -154,6 +154,51 @@ START_TEST(test_commit_secs)
 }
 END_TEST
 
+START_TEST(test_errors)
+{
+	struct bfs_sb *sb = new_sb(64 * MiB);
+	struct bfs_sb_field *f;
+	struct bfs_sb_options *o;
+	char err[BFS_ERR_LEN];
+	unsigned e;
+
+	ck_assert_uint_eq(bfs_sb_errors(sb), BFS_ERRORS_CONTINUE);
+	ck_assert_int_eq(bfs_errors_parse("remount-ro", &e), 0);
+	ck_assert_uint_eq(e, BFS_ERRORS_RO);
+	ck_assert_int_eq(bfs_errors_parse("remount", &e), -EINVAL);
+	ck_assert_str_eq(bfs_errors_name(BFS_ERRORS_PANIC), "panic");
+	ck_assert_int_eq(bfs_sb_set_errors(sb, BFS_ERRORS_NR, err), -EINVAL);
+	ck_assert_int_eq(bfs_sb_set_errors(sb, BFS_ERRORS_PANIC, err), 0);
+	ck_assert_uint_eq(bfs_sb_errors(sb), BFS_ERRORS_PANIC);
+	ck_assert(le64_to_cpu(sb->compat) & BFS_FEAT_COMPAT_ERRORS);
+	ck_assert_uint_eq(bfs_sb_commit_secs(sb), 0);	/* untouched */
+	ck_assert_int_eq(validate(sb, err), 0);
+	o = (struct bfs_sb_options *)bfs_sb_options_get(sb);
+	o->errors = BFS_ERRORS_NR;
+	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
+	ck_assert_ptr_nonnull(strstr(err, "error behaviour"));
+	o->errors = BFS_ERRORS_RO;
+	o->pad3[6] = 1;
+	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
+	o->pad3[6] = 0;
+	ck_assert_int_eq(validate(sb, err), 0);
+
+	/* a section as the first version wrote it (32 bytes): valid, continue; a setter extends it */
+	f = bfs_sb_field_resize(sb, BFS_SB_FIELD_OPTIONS,
+				(sizeof(*f) + BFS_SB_OPTIONS_V1_BYTES) / 8);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(validate(sb, err), 0);
+	ck_assert_uint_eq(bfs_sb_errors(sb), BFS_ERRORS_CONTINUE);
+	ck_assert_int_eq(bfs_sb_set_commit_secs(sb, 9, err), 0);
+	ck_assert_uint_eq(bfs_sb_errors(sb), BFS_ERRORS_CONTINUE);
+	ck_assert_int_eq(bfs_sb_set_errors(sb, BFS_ERRORS_RO, err), 0);
+	ck_assert_uint_eq(bfs_sb_errors(sb), BFS_ERRORS_RO);
+	ck_assert_uint_eq(bfs_sb_commit_secs(sb), 9);
+	ck_assert_int_eq(validate(sb, err), 0);
+	bfs_free(sb);
+}
+END_TEST
+
 /*
  * What a crash would find 2.5 s after an un-fsync'd write: the file with a
  * 1 s commit interval, nothing without one.
@@ -310,6 +355,7 @@ static Suite *sb_options_suite(void)
 	tcase_add_test(tc, test_compression);
 	tcase_add_test(tc, test_data_csum_section);
 	tcase_add_test(tc, test_commit_secs);
+	tcase_add_test(tc, test_errors);
 	tcase_add_test(tc, test_periodic_commit);
 	tcase_add_test(tc, test_set_option_crash);
 	suite_add_tcase(s, tc);

@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <bfs/core.h>
+#include <bfs/fs.h>
 #include <bfs/log.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
@@ -103,4 +105,51 @@ struct bfs_dev *tu_mkfs(u64 size, u32 node_size, u32 bucket_size, u32 jbuckets)
 struct bfs_dev *tu_mkfs_fs(u64 size, u32 node_size, u32 bucket_size, u8 compression)
 {
 	return mkfs_mem(size, node_size, bucket_size, 0, compression, true);
+}
+
+void tu_pattern(u8 *buf, size_t len, u64 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (u8)(i * 131 + (i >> 9) + seed);
+}
+
+void tu_write_pattern_file(struct bfs_fs *fs, const char *name, size_t len, u64 seed)
+{
+	static const struct bfs_creds root = { 0, 0 };
+	struct bfs_stat st;
+	u8 *buf = bfs_malloc(len);
+
+	ck_assert_ptr_nonnull(buf);
+	tu_pattern(buf, len, seed);
+	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
+				      &root, &st), 0);
+	ck_assert_int_eq(bfs_fs_write(fs, st.ino, buf, len, 0), (ssize_t)len);
+	bfs_free(buf);
+}
+
+bool tu_pattern_file_ok(struct bfs_fs *fs, const char *name, size_t len, u64 seed, char *why)
+{
+	u8 *buf = bfs_malloc(len), *want = bfs_malloc(len);
+	struct bfs_stat st;
+	bool ok = false;
+	size_t i;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_ptr_nonnull(want);
+	tu_pattern(want, len, seed);
+	if (bfs_fs_lookup(fs, BFS_ROOT_INO, name, strlen(name), &st) ||
+	    bfs_fs_read(fs, st.ino, buf, len, 0) != (ssize_t)len) {
+		snprintf(why, 512, "cannot read '%s'", name);
+	} else if (memcmp(buf, want, len)) {
+		for (i = 0; buf[i] == want[i]; i++)
+			;
+		snprintf(why, 512, "'%s' differs at byte %zu", name, i);
+	} else {
+		ok = true;
+	}
+	bfs_free(buf);
+	bfs_free(want);
+	return ok;
 }

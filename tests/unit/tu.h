@@ -31,4 +31,15 @@ struct bfs_dev *tu_mkfs_fs(u64 size, u32 node_size, u32 bucket_size, u8 compress
 /* the same on a device the caller opened (an image file, say) */
 void tu_format_fs(struct bfs_dev *dev, u64 size, u32 node_size, u32 bucket_size, u8 compression);
 
+/*
+ * Files whose contents a test checks: @len bytes of a pattern that depends
+ * on @seed, written to @name in the root directory of @fs (as root), and
+ * read back: false and @why (512 bytes) if @name does not hold exactly
+ * those bytes.
+ */
+struct bfs_fs;
+void tu_pattern(u8 *buf, size_t len, u64 seed);
+void tu_write_pattern_file(struct bfs_fs *fs, const char *name, size_t len, u64 seed);
+bool tu_pattern_file_ok(struct bfs_fs *fs, const char *name, size_t len, u64 seed, char *why);
+
 #endif

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/* The settings of bfs set-option: see sb_options.h. */
+#include "sb_options.h"
+#include "cmd.h"
+
+#include <bfs/checksum.h>
+#include <bfs/log.h>
+#include <bfs/probe.h>
+#include <bfs/super.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uuid.h>
+
+const struct bfs_sbopt_info bfs_sbopts[BFS_SBOPT_NR] = {
+	[BFS_SBOPT_LABEL]	= { "label", "TEXT (at most 64 bytes, empty to clear)", false, true },
+	/* journal entries carry the UUID: replay would skip every old one */
+	[BFS_SBOPT_UUID]	= { "uuid", "UUID, random or time", true, false },
+	[BFS_SBOPT_COMPRESSION]	= { "compression", "none or zstd[:LEVEL] (new data)", false, true },
+	[BFS_SBOPT_CHECKSUM]	= { "checksum", "xxhash or none (new file data)", false, true },
+	[BFS_SBOPT_COMMIT]	= { "commit", "SECONDS between periodic commits, 0 for none",
+				    false, true },
+	[BFS_SBOPT_ERRORS]	= { "errors", "continue, remount-ro or panic (on a metadata error)",
+				    false, true },
+};
+
+#define usage_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)
+
+int bfs_sbopt_find(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bfs_sbopts); i++)
+		if (strlen(bfs_sbopts[i].name) == len && !strncmp(bfs_sbopts[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+static int parse_compression(const char *v, unsigned *type, unsigned *level)
+{
+	char *end;
+	long l;
+
+	*level = 0;
+	if (!strcmp(v, "none")) {
+		*type = BFS_COMPRESSION_NONE;
+		return 0;
+	}
+	if (strncmp(v, "zstd", 4) || (v[4] && v[4] != ':'))
+		return -EINVAL;
+	*type = BFS_COMPRESSION_ZSTD;
+	if (!v[4])
+		return 0;
+	errno = 0;
+	l = strtol(v + 5, &end, 10);
+	if (errno || end == v + 5 || *end || l < BFS_ZSTD_LEVEL_MIN || l > BFS_ZSTD_LEVEL_MAX)
+		return -EINVAL;
+	*level = (unsigned)l;
+	return 0;
+}
+
+int bfs_sbopt_apply(struct bfs_sb *sb, enum bfs_sbopt opt, const char *value, char *err)
+{
+	unsigned type, level;
+	unsigned long secs;
+	char *end;
+	u8 uuid[16];
+
+	switch (opt) {
+	case BFS_SBOPT_LABEL:
+		return bfs_sb_set_label(sb, value, err);
+	case BFS_SBOPT_UUID:
+		if (!strcmp(value, "random"))
+			uuid_generate_random(uuid);
+		else if (!strcmp(value, "time"))
+			uuid_generate_time(uuid);
+		else if (uuid_parse(value, uuid))
+			return usage_err(err, "invalid uuid '%s'", value);
+		bfs_sb_set_uuid(sb, uuid);
+		return 0;
+	case BFS_SBOPT_COMPRESSION:
+		if (parse_compression(value, &type, &level))
+			return usage_err(err, "invalid compression '%s' (none, zstd[:LEVEL], LEVEL %d "
+					 "to %d)", value, BFS_ZSTD_LEVEL_MIN, BFS_ZSTD_LEVEL_MAX);
+		return bfs_sb_set_compression(sb, type, level, err);
+	case BFS_SBOPT_CHECKSUM:
+		if (!strcmp(value, "xxhash"))
+			type = BFS_CSUM_XXH3;
+		else if (!strcmp(value, "none"))
+			type = BFS_CSUM_NONE;
+		else
+			return usage_err(err, "invalid checksum '%s' (xxhash, none)", value);
+		return bfs_sb_set_data_csum(sb, type, err);
+	case BFS_SBOPT_COMMIT:
+		errno = 0;
+		secs = strtoul(value, &end, 10);
+		if (errno || end == value || *end || *value == '-' || secs > UINT32_MAX)
+			return usage_err(err, "invalid commit interval '%s' (seconds)", value);
+		return bfs_sb_set_commit_secs(sb, (unsigned)secs, err);
+	case BFS_SBOPT_ERRORS:
+		if (bfs_errors_parse(value, &type))
+			return usage_err(err, "invalid error behaviour '%s' (continue, remount-ro, "
+					 "panic)", value);
+		return bfs_sb_set_errors(sb, type, err);
+	case BFS_SBOPT_NR:
+		break;
+	}
+	return usage_err(err, "unknown option");
+}
+
+void bfs_sbopt_describe(enum bfs_sbopt opt, const struct bfs_sb *sb, char out[80])
+{
+	char label[BFS_LABEL_SIZE + 1];
+
+	switch (opt) {
+	case BFS_SBOPT_LABEL:
+		bfs_sb_label(sb, label);
+		snprintf(out, 80, "%s", label[0] ? label : "(none)");
+		break;
+	case BFS_SBOPT_UUID:
+		bfs_format_uuid(sb->uuid, out);
+		break;
+	case BFS_SBOPT_COMPRESSION:
+		if (sb->compression_type)
+			snprintf(out, 80, "%s:%u", bfs_compression_name(sb->compression_type),
+				 sb->compression_level);
+		else
+			snprintf(out, 80, "none");
+		break;
+	case BFS_SBOPT_CHECKSUM:
+		snprintf(out, 80, "%s", bfs_csum_name(bfs_sb_data_csum_type(sb)));
+		break;
+	case BFS_SBOPT_COMMIT:
+		if (bfs_sb_commit_secs(sb))
+			snprintf(out, 80, "%u s", bfs_sb_commit_secs(sb));
+		else
+			snprintf(out, 80, "none");
+		break;
+	case BFS_SBOPT_ERRORS:
+		snprintf(out, 80, "%s", bfs_errors_name(bfs_sb_errors(sb)));
+		break;
+	case BFS_SBOPT_NR:
+		snprintf(out, 80, "?");
+		break;
+	}
+}
