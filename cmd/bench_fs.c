@@ -30,6 +30,7 @@
 #include "cmd.h"
 #include "output.h"
 
+#include <bfs/extent_format.h>
 #include <bfs/fs.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
@@ -92,6 +93,7 @@ struct fs_bench {
 	bool	want[W_NR];
 	bool	json;
 	bool	direct;		/* --direct */
+	u32	data_chunk;	/* --data-chunk; 0: the format default */
 	bool	is_direct;	/* what the image's filesystem allowed */
 	const char *image_opt;
 	/* state */
@@ -509,7 +511,7 @@ static int image_create(const struct bfs_cmd *cmd, struct fs_bench *b)
 
 static int format_and_open(const struct bfs_cmd *cmd, struct fs_bench *b)
 {
-	struct bfs_format_opts fo = { 0 };
+	struct bfs_format_opts fo = { .data_chunk = b->data_chunk };
 	char err[BFS_ERR_LEN] = "";
 	struct bfs_sb *sb;
 	int ret = bfs_image_create(b->image, b->image_size);
@@ -610,6 +612,8 @@ static void describe_config(struct bfs_out *o, const struct fs_bench *b)
 	out_u64(o, "fsync_every", "Log fsync every", b->fsync_every);
 	out_size(o, "image_size", "Image size (sparse)", b->image_size);
 	out_bool(o, "direct", "Direct I/O", b->is_direct);
+	out_size(o, "data_chunk", "Data chunk size",
+		 b->data_chunk ? b->data_chunk : BFS_EXTENT_CHUNK_MAX);
 }
 
 static void describe_result(struct bfs_out *o, enum fs_workload w, const struct result *r)
@@ -670,7 +674,7 @@ static void print_results(const struct fs_bench *b)
 
 enum {
 	OPT_SIZE_SCALE = 256, OPT_WORKLOAD, OPT_JOBS, OPT_THREADS, OPT_FSYNC_EVERY, OPT_SEED,
-	OPT_IMAGE, OPT_JSON, OPT_DIRECT,
+	OPT_IMAGE, OPT_JSON, OPT_DIRECT, OPT_DATA_CHUNK,
 };
 
 static const struct option fs_longopts[] = {
@@ -683,6 +687,7 @@ static const struct option fs_longopts[] = {
 	{ "image",	 required_argument, NULL, OPT_IMAGE },
 	{ "json",	 no_argument,	    NULL, OPT_JSON },
 	{ "direct",	 no_argument,	    NULL, OPT_DIRECT },
+	{ "data-chunk",	 required_argument, NULL, OPT_DATA_CHUNK },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -745,6 +750,12 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 		return 0;
 	case OPT_DIRECT:
 		b->direct = true;
+		return 0;
+	case OPT_DATA_CHUNK:
+		/* bfs_sb_layout() checks the range and says what is wrong */
+		if (bfs_parse_size(optarg, &v) || !v || v > UINT32_MAX)
+			return bfs_cmd_usage_error(cmd, "invalid data chunk size '%s'", optarg);
+		b->data_chunk = (u32)v;
 		return 0;
 	case OPT_JSON:
 		b->json = true;

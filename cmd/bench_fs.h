@@ -26,6 +26,7 @@ int bfs_bench_fs(const struct bfs_cmd *cmd, int argc, char **argv);
 	"      --seed=S            seed of sizes, offsets and the tree (default 42)\n" \
 	"      --direct            open the image with O_DIRECT where its filesystem\n" \
 	"                          allows it (default: through the page cache)\n" \
+	"      --data-chunk=SIZE   format with this data chunk size (bfs-format(8))\n" \
 	"      --image=PATH, --json  as for btree\n"
 
 #endif /* BFS_CMD_BENCH_FS_H */

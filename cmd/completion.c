@@ -172,10 +172,12 @@ static void print_args(const struct bfs_cmd *c)
 		print_words(WORDS_CSUM);
 		printf("\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\tuuid=*) COMPREPLY=($(compgen -P uuid= -W \"random time\" -- \"${cur#*=}\")) ;;\n"
+		       "\t\t\tdata_chunk=*) COMPREPLY=($(compgen -P data_chunk= -W \"4K 8K 16K 32K 64K\" "
+		       "-- \"${cur#*=}\")) ;;\n"
 		       "\t\t\t*=*) ;;\n"
 		       "\t\t\t*)\n"
 		       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
-		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit=\" -- \"$cur\"))\n"
+		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit= data_chunk=\" -- \"$cur\"))\n"
 		       "\t\t\t\t\tcompopt -o nospace\n"
 		       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
 		       "\t\t\tesac\n");

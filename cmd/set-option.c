@@ -23,7 +23,7 @@
 #include <string.h>
 #include <uuid.h>
 
-enum set_opt { OPT_LABEL, OPT_UUID, OPT_COMPRESSION, OPT_CHECKSUM, OPT_COMMIT };
+enum set_opt { OPT_LABEL, OPT_UUID, OPT_COMPRESSION, OPT_CHECKSUM, OPT_COMMIT, OPT_DATA_CHUNK };
 
 static const struct {
 	const char *name;
@@ -36,6 +36,7 @@ static const struct {
 	[OPT_COMPRESSION] = { "compression",	"none or zstd[:LEVEL] (new data)", false },
 	[OPT_CHECKSUM]	  = { "checksum",	"xxhash or none (new file data)", false },
 	[OPT_COMMIT]	  = { "commit",		"SECONDS between periodic commits, 0 for none", false },
+	[OPT_DATA_CHUNK]  = { "data_chunk",	"SIZE, 4K to 64K (chunks of new file data)", false },
 };
 
 struct change {
@@ -126,6 +127,7 @@ static int apply(const struct bfs_cmd *cmd, struct bfs_sb *sb, const struct chan
 	char err[BFS_ERR_LEN], *end;
 	unsigned type, level;
 	unsigned long secs;
+	u64 bytes;
 	u8 uuid[16];
 	int ret;
 
@@ -173,6 +175,15 @@ static int apply(const struct bfs_cmd *cmd, struct bfs_sb *sb, const struct chan
 		if (ret)
 			return bfs_cmd_error(cmd, "%s", err);
 		return 0;
+	case OPT_DATA_CHUNK:
+		if (bfs_parse_size(c->value, &bytes) || bytes > UINT32_MAX)
+			return bfs_cmd_usage_error(cmd, "invalid data chunk size '%s'", c->value);
+		ret = bfs_sb_set_data_chunk(sb, (u32)bytes, err);
+		if (ret == -EINVAL)
+			return bfs_cmd_usage_error(cmd, "%s", err);
+		if (ret)
+			return bfs_cmd_error(cmd, "%s", err);
+		return 0;
 	}
 	return BFS_EXIT_ERROR;
 }
@@ -205,6 +216,9 @@ static void describe(enum set_opt opt, const struct bfs_sb *sb, char out[80])
 			snprintf(out, 80, "%u s", bfs_sb_commit_secs(sb));
 		else
 			snprintf(out, 80, "none");
+		break;
+	case OPT_DATA_CHUNK:
+		bfs_human_size(bfs_sb_data_chunk(sb), out);
 		break;
 	}
 }
@@ -343,6 +357,8 @@ const struct bfs_cmd bfs_cmd_set_option = {
 	"  checksum=TYPE     xxhash or none for new file data (metadata keeps its type)\n"
 	"  commit=SECONDS    commit what was written every SECONDS (0: only at fsync\n"
 	"                    and unmount)\n"
+	"  data_chunk=SIZE   new file data is checksummed (and compressed) in chunks of\n"
+	"                    SIZE, 4K to 64K; data already written keeps its chunks\n"
 	"\n"
 	"  -n, --dry-run     show what would change, write nothing\n"
 	"\nThe filesystem must not be mounted.  Each line printed is 'OPTION: OLD -> NEW';\n"

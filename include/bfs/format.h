@@ -86,7 +86,13 @@ enum bfs_compression_type {
  * not know the bit ignore the field, so it is compat.
  */
 #define BFS_FEAT_COMPAT_NODE_ID	(UINT64_C(1) << 0)
-#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID)
+/*
+ * The options section carries data_chunk_shift (the chunk size new file
+ * data is cut into).  Readers that do not know it read every chunk as
+ * before and write 64 KiB chunks, so it is compat.
+ */
+#define BFS_FEAT_COMPAT_DATA_CHUNK	(UINT64_C(1) << 1)
+#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID | BFS_FEAT_COMPAT_DATA_CHUNK)
 
 /*
  * Variable-length superblock section.  Sections follow the fixed part of the
@@ -124,10 +130,19 @@ struct bfs_sb_options {
 	__le32	commit_secs;		/* periodic commit of a read-write open; 0: none */
 	__le32	pad2;			/* zero */
 	__le64	reserved[2];		/* zero */
+	/* from here on only in sections written since BFS_FEAT_COMPAT_DATA_CHUNK */
+	u8	data_chunk_shift;	/* 32: log2 of the chunk size of new data; 0: 64 KiB */
+	u8	pad3[7];		/* 33: zero */
 };
-BFS_STATIC_SIZE(struct bfs_sb_options, 32);
+BFS_STATIC_SIZE(struct bfs_sb_options, 40);
+
+/* the options payload as first defined: a section this short is valid */
+#define BFS_SB_OPTIONS_V1_BYTES	32
 
 #define BFS_COMMIT_SECS_MAX	86400	/* a day */
+/* bfs_sb_options.data_chunk_shift, non-zero: 4 KiB to BFS_EXTENT_CHUNK_MAX */
+#define BFS_DATA_CHUNK_MIN_SHIFT	12
+#define BFS_DATA_CHUNK_MAX_SHIFT	16
 
 /*
  * BFS_SB_FIELD_REPAIR payload: which btrees a repair could not restore

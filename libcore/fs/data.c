@@ -32,6 +32,9 @@ static struct bfs_fs_data *data_get(struct bfs_fs *fs, struct bfs_core *c, int *
 	d->nbuckets = le64_to_cpu(sb->nbuckets);
 	d->chunk_max = (u32)BFS_MIN(BFS_EXTENT_CHUNK_MAX, (u64)d->bucket_size);
 	d->chunk_max = BFS_MAX(BFS_ROUND_DOWN(d->chunk_max, d->block_size), d->block_size);
+	/* bfs set-option data_chunk= */
+	bfs_chunk_policy_init(&d->chunk, bfs_sb_data_chunk(sb), d->block_size, d->chunk_max,
+			      d->bucket_size);
 	d->csum_type = bfs_sb_data_csum_type(sb);	/* bfs set-option checksum= */
 	if (le64_to_cpu(sb->incompat) & BFS_FEAT_INCOMPAT_ZSTD)
 		d->compression = sb->compression_type;

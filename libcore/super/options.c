@@ -4,7 +4,8 @@
  * what format chose; the options section holds what only set-option can
  * change: the checksum type of new file data (which must be separate from
  * csum_type because btree node checks use csum_type for every node already
- * written) and the periodic commit interval.  Every setter leaves @sb valid, so a caller can validate once
+ * written), the periodic commit interval and the chunk size of new file
+ * data.  Every setter leaves @sb valid, so a caller can validate once
  * and write once: one bfs_sb_write() commits all changes or none.
  */
 #include <bfs/super.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bfs/extent_format.h>
 #include <bfs/log.h>
 
 #define opt_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)
@@ -116,4 +118,42 @@ unsigned bfs_sb_data_csum_type(const struct bfs_sb *sb)
 	const struct bfs_sb_options *o = bfs_sb_options_get(sb);
 
 	return o && o->data_csum_set ? o->data_csum_type : sb->csum_type;
+}
+
+/* the options section's data_chunk_shift; 0 if absent or written before it existed */
+static unsigned data_chunk_shift(const struct bfs_sb *sb)
+{
+	const struct bfs_sb_field *f = bfs_sb_field_get((struct bfs_sb *)sb, BFS_SB_FIELD_OPTIONS);
+
+	if (!f || (size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(struct bfs_sb_options))
+		return 0;
+	return ((const struct bfs_sb_options *)f->data)->data_chunk_shift;
+}
+
+int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err)
+{
+	struct bfs_sb_options *o;
+	unsigned shift;
+
+	if (bytes < (1U << BFS_DATA_CHUNK_MIN_SHIFT) || bytes > BFS_EXTENT_CHUNK_MAX ||
+	    (bytes & (bytes - 1)))
+		return opt_err(err, "data chunk size %u is not a power of two from 4K to 64K", bytes);
+	if (bytes < le32_to_cpu(sb->block_size))
+		return opt_err(err, "data chunk size %u is smaller than the block size %u", bytes,
+			       le32_to_cpu(sb->block_size));
+	o = options_get_or_add(sb, err);
+	if (!o)
+		return -ENOSPC;
+	for (shift = 0; (1U << shift) < bytes; shift++)
+		;
+	o->data_chunk_shift = (u8)shift;
+	sb->compat = cpu_to_le64(le64_to_cpu(sb->compat) | BFS_FEAT_COMPAT_DATA_CHUNK);
+	return 0;
+}
+
+u32 bfs_sb_data_chunk(const struct bfs_sb *sb)
+{
+	unsigned shift = data_chunk_shift(sb);
+
+	return shift ? UINT32_C(1) << shift : BFS_EXTENT_CHUNK_MAX;
 }
