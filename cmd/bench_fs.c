@@ -14,6 +14,8 @@
  *               write in flight stand in for fio's iodepth=64 on 2-8 CPUs;
  *               what counts is that the filesystem always has work queued.
  *   randread    4 KiB reads at random aligned offsets of the same file.
+ *   seqread     the same file read front to back in 128 KiB reads (what a
+ *               FUSE read request carries) by one thread.
  *   smallfiles  unpack a kernel-like tree (directories of ~50 files, sizes
  *               log-normal around 3 KiB, ~10 KiB mean: 20k files and ~200 MiB
  *               at full size), one write per file like tar, then sync.
@@ -51,10 +53,13 @@
 
 /* ---- workloads and their full sizes (divided by --size-scale) ---- */
 
-enum fs_workload { W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS, W_NR };
+/* the values seed the streams (bench/fs_tree_gen.py mirrors them): new ones go last */
+enum fs_workload {
+	W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS, W_SEQREAD, W_NR
+};
 
 static const char *const w_names[W_NR] = {
-	"append", "randwrite", "randread", "smallfiles", "objects",
+	"append", "randwrite", "randread", "smallfiles", "objects", "seqread",
 };
 
 #define FULL_APPEND_BYTES	(2 * GiB)	/* over all jobs */
@@ -64,6 +69,7 @@ static const char *const w_names[W_NR] = {
 #define FULL_OBJECTS		256
 
 #define IO_SIZE			4096
+#define SEQ_READ_SIZE		(128 * 1024)
 #define APPEND_MAX		(256 * 1024)
 #define OBJECT_SIZE		(4 * MiB)
 #define OBJECT_PIECE		MiB		/* what a 1 MiB FUSE request carries */
@@ -397,6 +403,26 @@ static int run_rand(struct fs_bench *b, struct result *r, bool write)
 	return ret;
 }
 
+/* one thread reads the random-I/O file front to back */
+static int run_seqread(struct fs_bench *b, struct result *r)
+{
+	u8 *buf = malloc(SEQ_READ_SIZE);
+	u64 off = 0, t0;
+	ssize_t n = 0;
+	int ret = buf ? setup_rand_file(b) : -ENOMEM;
+
+	t0 = bfs_monotonic_ns();
+	for (; !ret && off < b->rand_size; off += (u64)n, r->ops++) {
+		n = bfs_fs_read(b->fs, b->rand_ino, buf, SEQ_READ_SIZE, off);
+		ret = n < 0 ? (int)n : n ? 0 : -EIO;
+	}
+	r->ns = bfs_monotonic_ns() - t0;
+	r->bytes = off;
+	r->threads = 1;
+	free(buf);
+	return ret;
+}
+
 /* ---- smallfiles ---- */
 
 /* directory k of the tree: tree/gG/dK, 16 directories per group */
@@ -570,6 +596,8 @@ static int run_one(struct fs_bench *b, enum fs_workload w, struct result *r)
 		return run_rand(b, r, false);
 	case W_SMALLFILES:
 		return run_smallfiles(b, r);
+	case W_SEQREAD:
+		return run_seqread(b, r);
 	default:
 		return run_objects(b, r);
 	}
@@ -726,7 +754,8 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 		*picked = true;
 		if (parse_workloads(b, optarg))
 			return bfs_cmd_usage_error(cmd, "invalid workload list '%s' (append, "
-						   "randwrite, randread, smallfiles, objects)",
+						   "randwrite, randread, smallfiles, objects, "
+						   "seqread)",
 						   optarg);
 		return 0;
 	case OPT_JOBS:

@@ -6,15 +6,13 @@
 
 /* a write transaction covers about this much data, whatever the chunk size */
 #define BATCH_BYTES		(2 * MiB)
-/* at least this many chunks per transaction (what 64 KiB chunks always had) */
-#define BATCH_MIN_CHUNKS	32
 /*
- * At most this many: each chunk is an extent key (about 90 bytes in the
- * journal) plus the overwrite it accounts for, and a commit must fit in one
- * journal entry.
+ * At least BFS_CHUNK_BATCH_MIN chunks per transaction (what 64 KiB chunks
+ * always had), at most BFS_CHUNK_BATCH_MAX, and beyond the minimum at most
+ * one per BATCH_BUCKET_SHARE bytes of a bucket: each chunk puts an extent
+ * key (about 90 bytes) and an alloc key in the journal, and a commit must
+ * fit in one journal entry, which is at most a bucket.
  */
-#define BATCH_MAX_CHUNKS	256
-/* journal bytes per chunk (its key, its bucket's alloc key) out of one bucket */
 #define BATCH_BUCKET_SHARE	512
 
 void bfs_chunk_policy_init(struct bfs_chunk_policy *p, u32 want, u32 block_size, u32 chunk_max,
@@ -27,9 +25,9 @@ void bfs_chunk_policy_init(struct bfs_chunk_policy *p, u32 want, u32 block_size,
 	t = BFS_MAX(BFS_ROUND_DOWN(t, block_size), block_size);
 	p->block_size = block_size;
 	p->target = t;
-	batch = BFS_MIN(BATCH_BYTES / t, BATCH_MAX_CHUNKS);
-	batch = BFS_MIN(batch, BFS_MAX(bucket_size / BATCH_BUCKET_SHARE, BATCH_MIN_CHUNKS));
-	p->batch = BFS_MAX(batch, BATCH_MIN_CHUNKS);
+	batch = BFS_MIN(BATCH_BYTES / t, BFS_CHUNK_BATCH_MAX);
+	batch = BFS_MIN(batch, BFS_MAX(bucket_size / BATCH_BUCKET_SHARE, BFS_CHUNK_BATCH_MIN));
+	p->batch = BFS_MAX(batch, BFS_CHUNK_BATCH_MIN);
 }
 
 u64 bfs_chunk_end(const struct bfs_chunk_policy *p, u64 cs, u64 end)

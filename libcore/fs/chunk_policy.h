@@ -20,10 +20,14 @@
 
 #include <bfs/types.h>
 
+/* chunks per write transaction: at most this many, at least the minimum */
+#define BFS_CHUNK_BATCH_MAX	256
+#define BFS_CHUNK_BATCH_MIN	32
+
 struct bfs_chunk_policy {
 	u32	block_size;
 	u32	target;		/* bytes, block multiple, at most chunk_max */
-	u32	batch;		/* chunks per write transaction */
+	u32	batch;		/* chunks per write transaction (about 2 MiB) */
 };
 
 /*
