@@ -91,7 +91,7 @@ enum bfs_compression_type {
  * data is cut into).  Readers that do not know it read every chunk as
  * before and write 64 KiB chunks, so it is compat.
  */
-#define BFS_FEAT_COMPAT_DATA_CHUNK	(UINT64_C(1) << 1)
+#define BFS_FEAT_COMPAT_DATA_CHUNK	(UINT64_C(1) << 2)
 #define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID | BFS_FEAT_COMPAT_DATA_CHUNK)
 
 /*
@@ -130,9 +130,13 @@ struct bfs_sb_options {
 	__le32	commit_secs;		/* periodic commit of a read-write open; 0: none */
 	__le32	pad2;			/* zero */
 	__le64	reserved[2];		/* zero */
-	/* from here on only in sections written since BFS_FEAT_COMPAT_DATA_CHUNK */
-	u8	data_chunk_shift;	/* 32: log2 of the chunk size of new data; 0: 64 KiB */
-	u8	pad3[7];		/* 33: zero */
+	/*
+	 * From here on only in sections written since: readers that know only
+	 * the first BFS_SB_OPTIONS_V1_BYTES ignore the rest.
+	 */
+	u8	reserved_errors;	/* 32: zero (the errors= option of issue 13) */
+	u8	data_chunk_shift;	/* 33: log2 of the chunk size of new data; 0: 64 KiB */
+	u8	pad3[6];		/* 34: zero */
 };
 BFS_STATIC_SIZE(struct bfs_sb_options, 40);
 

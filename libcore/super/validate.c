@@ -208,6 +208,8 @@ static int validate_options(const struct bfs_sb_field *f, u64 off, char *err)
 			return bad("options: reserved word %u is not zero", i);
 	if (bytes < sizeof(*f) + sizeof(*o))
 		return 0;	/* written before data_chunk_shift existed */
+	if (o->reserved_errors)
+		return bad("options: reserved byte 32 is not zero");
 	if (o->data_chunk_shift && (o->data_chunk_shift < BFS_DATA_CHUNK_MIN_SHIFT ||
 				    o->data_chunk_shift > BFS_DATA_CHUNK_MAX_SHIFT))
 		return bad("options: data_chunk_shift %u is not 0 or %u to %u", o->data_chunk_shift,

@@ -135,9 +135,12 @@ START_TEST(test_sb_option)
 	options(sb)->data_chunk_shift = 17;
 	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
 	options(sb)->data_chunk_shift = 14;
-	options(sb)->pad3[6] = 1;
+	options(sb)->pad3[5] = 1;
 	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
-	options(sb)->pad3[6] = 0;
+	options(sb)->pad3[5] = 0;
+	options(sb)->reserved_errors = 1;
+	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
+	options(sb)->reserved_errors = 0;
 	ck_assert_int_eq(validate(sb, err), 0);
 
 	/*
