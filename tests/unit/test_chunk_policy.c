@@ -175,42 +175,12 @@ static struct bfs_dev *mkfs_chunk(u32 data_chunk)
 	return dev;
 }
 
-static struct bfs_fs *fs_open(struct bfs_dev *dev)
-{
-	struct bfs_fs *fs = NULL;
-	int ret = bfs_fs_open(dev, NULL, &fs);
-
-	ck_assert_msg(!ret, "open: %d (%s)", ret, tu_last_err);
-	ck_assert_uint_eq(tu_nr_warns, 0);
-	return fs;
-}
-
-static u64 mkfile(struct bfs_fs *fs, const char *name)
-{
-	struct bfs_creds cr = { 0, 0 };
-	struct bfs_stat st;
-
-	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0,
-				      &cr, &st), 0);
-	return st.ino;
-}
-
-static void fill_random(u8 *p, size_t n, u64 seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		p[i] = (u8)(seed >> 56);
-	}
-}
-
 /* write @len bytes of @model at @off to @ino and into @model */
 static void put(struct bfs_fs *fs, u64 ino, u8 *model, size_t len, u64 off, u64 seed)
 {
 	ssize_t n;
 
-	fill_random(model + off, len, seed);
+	tu_fill_random(model + off, len, seed);
 	n = bfs_fs_write(fs, ino, model + off, len, off);
 	ck_assert_msg(n == (ssize_t)len, "write %zu at %llu: %zd (%s)", len,
 		      (unsigned long long)off, n, tu_last_err);
@@ -291,8 +261,8 @@ static const struct ext *covering(const struct ext *e, unsigned nr, u64 off)
 static void check_cuts(u32 target)
 {
 	struct bfs_dev *dev = mkfs_chunk(target);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 seq = mkfile(fs, "seq"), odd = mkfile(fs, "odd"), size = 1 * MiB, off;
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 seq = tu_mkfile(fs, "seq"), odd = tu_mkfile(fs, "odd"), size = 1 * MiB, off;
 	u8 *model = bfs_zalloc(2 * MiB);
 	struct ext *e = bfs_malloc(MAX_EXT * sizeof(*e));
 	unsigned nr, i;
@@ -367,10 +337,10 @@ START_TEST(test_partial_overwrites)
 {
 	static const u32 targets[] = { 4 * KiB, 16 * KiB, 64 * KiB };
 	struct bfs_dev *dev = mkfs_chunk(targets[_i]);
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	const u64 size = 768 * KiB;
 	u8 *model = bfs_zalloc(size);
-	u64 ino = mkfile(fs, "f"), r = 0x9e3779b97f4a7c15ULL;
+	u64 ino = tu_mkfile(fs, "f"), r = 0x9e3779b97f4a7c15ULL;
 	unsigned i;
 
 	ck_assert_ptr_nonnull(model);
@@ -404,7 +374,7 @@ START_TEST(test_partial_overwrites)
 	}
 	check_file(fs, ino, model, size);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	check_file(fs, ino, model, size);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	fsck_clean(dev);
@@ -441,11 +411,11 @@ static u64 lookup(struct bfs_fs *fs, const char *name)
 START_TEST(test_set_option_new_writes)
 {
 	struct bfs_dev *dev = mkfs_chunk(0);
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	const u64 size = 512 * KiB;
 	u8 *old = bfs_zalloc(size), *young = bfs_zalloc(size);
 	struct ext *e = bfs_malloc(MAX_EXT * sizeof(*e));
-	u64 a = mkfile(fs, "a"), b;
+	u64 a = tu_mkfile(fs, "a"), b;
 	const struct ext *x;
 	unsigned nr, i;
 
@@ -454,13 +424,13 @@ START_TEST(test_set_option_new_writes)
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 
 	set_data_chunk(dev, 4 * KiB);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	a = lookup(fs, "a");
 	nr = extents(fs, a, e, MAX_EXT);
 	ck_assert_uint_eq(nr, size / (64 * KiB));
 	for (i = 0; i < nr; i++)
 		ck_assert_uint_eq(e[i].chunk_bytes, 64 * KiB);
-	b = mkfile(fs, "b");
+	b = tu_mkfile(fs, "b");
 	put(fs, b, young, size, 0, 12);
 	nr = extents(fs, b, e, MAX_EXT);
 	ck_assert_uint_eq(nr, size / (4 * KiB));
@@ -488,7 +458,7 @@ START_TEST(test_set_option_new_writes)
 
 	/* and back to 16 KiB: a third size in the same file */
 	set_data_chunk(dev, 16 * KiB);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	a = lookup(fs, "a");
 	put(fs, a, old, 64 * KiB, 256 * KiB, 14);
 	nr = extents(fs, a, e, MAX_EXT);
@@ -525,15 +495,15 @@ START_TEST(test_zstd_small_chunks)
 	ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
 	ck_assert_int_eq(bfs_dev_open_mem(DEV_SIZE, &dev), 0);
 	ck_assert_int_eq(bfs_mkfs(dev, sb), 0);
-	fs = fs_open(dev);
-	ino = mkfile(fs, "text");
+	fs = tu_fs_open(dev);
+	ino = tu_mkfile(fs, "text");
 	for (i = 0; i < size; i++)
 		model[i] = "compressible text, over and over\n"[i % 33];
 	ck_assert_int_eq(bfs_fs_write(fs, ino, model, size, 0), (ssize_t)size);
 	put(fs, ino, model, 5000, 30000, 21);
 	check_file(fs, ino, model, size);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	nr = 0;
 	{
 		struct bfs_btree_iter it;

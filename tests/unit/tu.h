@@ -31,4 +31,12 @@ struct bfs_dev *tu_mkfs_fs(u64 size, u32 node_size, u32 bucket_size, u8 compress
 /* the same on a device the caller opened (an image file, say) */
 void tu_format_fs(struct bfs_dev *dev, u64 size, u32 node_size, u32 bucket_size, u8 compression);
 
+struct bfs_fs;
+/* open the filesystem on @dev; no warnings with the counted prefix may come */
+struct bfs_fs *tu_fs_open(struct bfs_dev *dev);
+/* a new regular file @name in the root directory: its inode number */
+u64 tu_mkfile(struct bfs_fs *fs, const char *name);
+/* @n bytes that depend on @seed alone */
+void tu_fill_random(u8 *p, size_t n, u64 seed);
+
 #endif
