@@ -146,11 +146,12 @@ int bfs_sb_set_commit_secs(struct bfs_sb *sb, unsigned secs, char *err);
 unsigned bfs_sb_commit_secs(const struct bfs_sb *sb);
 /*
  * The chunk size new file data is cut into (a power of two, 4 KiB to
- * BFS_EXTENT_CHUNK_MAX, at least the block size): what a small random read
+ * BFS_EXTENT_CHUNK_MAX, at least the block size, at most the bucket size):
+ * what a small random read
  * reads and verifies.  Sets BFS_FEAT_COMPAT_DATA_CHUNK.
  */
 int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err);
-/* bytes; BFS_EXTENT_CHUNK_MAX when never set */
+/* bytes; when never set BFS_EXTENT_CHUNK_MAX, or the bucket size if smaller */
 u32 bfs_sb_data_chunk(const struct bfs_sb *sb);
 /* the options section, or NULL if absent (validated by bfs_sb_validate) */
 const struct bfs_sb_options *bfs_sb_options_get(const struct bfs_sb *sb);

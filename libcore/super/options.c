@@ -141,6 +141,10 @@ int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err)
 	if (bytes < le32_to_cpu(sb->block_size))
 		return opt_err(err, "data chunk size %u is smaller than the block size %u", bytes,
 			       le32_to_cpu(sb->block_size));
+	/* a chunk lies in one bucket */
+	if (bytes > le32_to_cpu(sb->bucket_size))
+		return opt_err(err, "data chunk size %u is larger than the bucket size %u", bytes,
+			       le32_to_cpu(sb->bucket_size));
 	o = options_get_or_add(sb, err);
 	if (!o)
 		return -ENOSPC;
@@ -155,5 +159,7 @@ u32 bfs_sb_data_chunk(const struct bfs_sb *sb)
 {
 	unsigned shift = data_chunk_shift(sb);
 
-	return shift ? UINT32_C(1) << shift : BFS_EXTENT_CHUNK_MAX;
+	if (shift)
+		return UINT32_C(1) << shift;
+	return (u32)BFS_MIN((u64)BFS_EXTENT_CHUNK_MAX, (u64)le32_to_cpu(sb->bucket_size));
 }

@@ -122,6 +122,16 @@ START_TEST(test_sb_option)
 		ck_assert_int_eq(bfs_sb_set_data_chunk(sb, 16 * KiB, err), 0);
 		o.data_chunk = 4096;
 		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), -EINVAL);
+		/* and lie in one bucket */
+		o = (struct bfs_format_opts){ .bucket_size = 16384 };
+		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
+		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 16384);
+		o.data_chunk = 32768;
+		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), -EINVAL);
+		ck_assert_ptr_nonnull(strstr(err, "bucket size"));
+		o.data_chunk = 16384;
+		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
+		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 16384);
 	}
 	bfs_free(sb);
 
