@@ -20,6 +20,7 @@
 #define WORDS_BTREES	((const char *)2)	/* bfs_btree_id_name() */
 #define WORDS_COMPRESSION ((const char *)3)	/* none, zstd, zstd:LEVEL */
 #define WORDS_CSUM	((const char *)4)	/* bfs_csum_name() */
+#define WORDS_DATA_CHUNK "4K 8K 16K 32K 64K"	/* bfs format --data-chunk, set-option data_chunk= */
 
 /* mount -o: what cmd/mount_opts.c takes (tests/integration/00-cli.sh checks bfs-mount(8) names each) */
 #define MOUNT_WORDS "ro rw allow_other allow_root writeback nowriteback debug clone_fd " \
@@ -34,6 +35,8 @@ static const struct {
 } values[] = {
 	{ "format",	  "--compression", WORDS_COMPRESSION, false },
 	{ "format",	  "--checksum",	   WORDS_CSUM, false },
+	{ "format",	  "--data-chunk",  WORDS_DATA_CHUNK, false },
+	{ "bench",	  "--data-chunk",  WORDS_DATA_CHUNK, false },
 	{ "dump-btree",	  "--btree",	   WORDS_BTREES, false },
 	{ "dump-btree",	  "-b",		   WORDS_BTREES, false },
 	{ "dump-btree",	  "--start",	   "min max", false },
@@ -172,8 +175,8 @@ static void print_args(const struct bfs_cmd *c)
 		print_words(WORDS_CSUM);
 		printf("\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\tuuid=*) COMPREPLY=($(compgen -P uuid= -W \"random time\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\tdata_chunk=*) COMPREPLY=($(compgen -P data_chunk= -W \"4K 8K 16K 32K 64K\" "
-		       "-- \"${cur#*=}\")) ;;\n"
+		       "\t\t\tdata_chunk=*) COMPREPLY=($(compgen -P data_chunk= -W \"" WORDS_DATA_CHUNK
+		       "\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\t*=*) ;;\n"
 		       "\t\t\t*)\n"
 		       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
