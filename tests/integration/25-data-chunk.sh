@@ -61,4 +61,51 @@ expect_rc 1 "$BFS" format -f --data-chunk=2K --size 64M other.img
 contains err "4K to 64K"
 expect_rc 1 "$BFS" format -f --block-size=16K --data-chunk=4K --size 64M other.img
 contains err "smaller than the block size"
+# through a real FUSE mount, where it can work: what an admin does
+if [ "$(id -u)" -eq 0 ] && [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	note "mounted: sequential writes in 8K chunks, random overwrites and reads"
+	. "$(dirname "$0")/mount-lib.sh"
+	mkdir -p mnt
+	trap mount_cleanup EXIT
+	expect_ok "$BFS" format -q -f --data-chunk=8K --size 64M m.img
+	expect_ok "$BFS" mount m.img mnt
+	head -c 3000000 /dev/urandom > seq
+	cp seq mnt/seq
+	python3 - mnt/seq seq <<'EOP' || fail "random overwrites through the mount"
+import os, random, sys
+r = random.Random(25)
+with open(sys.argv[1], "r+b") as f, open(sys.argv[2], "r+b") as m:
+    for _ in range(300):
+        off, n = r.randrange(3000000), r.choice([1, 100, 4096, 8192, 20000])
+        data = os.urandom(n)
+        for x in (f, m):
+            x.seek(off)
+            x.write(data)
+    f.flush()
+    os.fsync(f.fileno())
+    for _ in range(300):
+        off, n = r.randrange(3000000), r.choice([1, 4096, 30000])
+        f.seek(off)
+        m.seek(off)
+        assert f.read(n) == m.read(n), off
+EOP
+	cmp -s mnt/seq seq || fail "the file reads back wrong through the mount"
+	umount mnt
+	wait_unlocked m.img
+	expect_ok "$BFS" debug -R "keys extents" m.img
+	ino=$("$BFS" debug -R "stat /seq" m.img | sed -n 's/^inode: *//p')
+	case " $(chunk_sizes out "$ino")" in
+	*" 8192 "*) ;;
+	*) fail "no 8K chunks in /seq: $(chunk_sizes out "$ino")" ;;
+	esac
+	for c in $(chunk_sizes out "$ino"); do
+		[ "$c" -le 8192 ] || fail "a chunk of $c bytes with data_chunk=8K"
+	done
+	expect_ok "$BFS" fsck -n -c m.img
+	contains out "clean"
+	expect_ok "$BFS" debug -R "cat /seq" m.img
+	cmp -s out seq || fail "/seq reads back wrong after unmount"
+else
+	echo "no FUSE: the mounted case was not run"
+fi
 echo ok
