@@ -147,8 +147,8 @@ unsigned bfs_sb_commit_secs(const struct bfs_sb *sb);
 /*
  * The chunk size new file data is cut into (a power of two, 4 KiB to
  * BFS_EXTENT_CHUNK_MAX, at least the block size, at most the bucket size):
- * what a small random read
- * reads and verifies.  Sets BFS_FEAT_COMPAT_DATA_CHUNK.
+ * what a small random read reads and verifies.  Sets
+ * BFS_FEAT_COMPAT_DATA_CHUNK.
  */
 int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err);
 /* bytes; when never set BFS_EXTENT_CHUNK_MAX, or the bucket size if smaller */

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The write path: data is cut into block-aligned chunks where the chunk
- * policy says (chunk_policy.h); a partial first or last block is read and merged first
- * (copy-on-write: live data is never overwritten in place).  Each chunk is
- * written to the write point, then one transaction per batch of chunks
- * inserts their extent keys (trimming what they overwrite), updates the
- * buckets' alloc keys and the inode.
+ * policy says (chunk_policy.h); a partial first or last block is read and
+ * merged first (copy-on-write: live data is never overwritten in place).
+ * Each chunk is written to the write point, then one transaction per batch
+ * of chunks inserts their extent keys (trimming what they overwrite),
+ * updates the buckets' alloc keys and the inode.
  */
 #include <sys/stat.h>
 
