@@ -649,6 +649,7 @@ static const struct option bench_longopts[] = {
 	{ "jobs",	required_argument, NULL, OPT_OTHER },
 	{ "fsync-every", required_argument, NULL, OPT_OTHER },
 	{ "direct",	no_argument,	   NULL, OPT_OTHER },
+	{ "data-chunk",	required_argument, NULL, OPT_OTHER },
 	{ NULL, 0, NULL, 0 }
 };
 

@@ -14,6 +14,8 @@
  *               write in flight stand in for fio's iodepth=64 on 2-8 CPUs;
  *               what counts is that the filesystem always has work queued.
  *   randread    4 KiB reads at random aligned offsets of the same file.
+ *   seqread     the same file read front to back in 128 KiB reads (what a
+ *               FUSE read request carries) by one thread.
  *   smallfiles  unpack a kernel-like tree (directories of ~50 files, sizes
  *               log-normal around 3 KiB, ~10 KiB mean: 20k files and ~200 MiB
  *               at full size), one write per file like tar, then sync.
@@ -30,6 +32,7 @@
 #include "cmd.h"
 #include "output.h"
 
+#include <bfs/extent_format.h>
 #include <bfs/fs.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
@@ -50,10 +53,13 @@
 
 /* ---- workloads and their full sizes (divided by --size-scale) ---- */
 
-enum fs_workload { W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS, W_NR };
+/* the values seed the streams (bench/fs_tree_gen.py mirrors them): new ones go last */
+enum fs_workload {
+	W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS, W_SEQREAD, W_NR
+};
 
 static const char *const w_names[W_NR] = {
-	"append", "randwrite", "randread", "smallfiles", "objects",
+	"append", "randwrite", "randread", "smallfiles", "objects", "seqread",
 };
 
 #define FULL_APPEND_BYTES	(2 * GiB)	/* over all jobs */
@@ -63,6 +69,7 @@ static const char *const w_names[W_NR] = {
 #define FULL_OBJECTS		256
 
 #define IO_SIZE			4096
+#define SEQ_READ_SIZE		(128 * 1024)
 #define APPEND_MAX		(256 * 1024)
 #define OBJECT_SIZE		(4 * MiB)
 #define OBJECT_PIECE		MiB		/* what a 1 MiB FUSE request carries */
@@ -92,6 +99,7 @@ struct fs_bench {
 	bool	want[W_NR];
 	bool	json;
 	bool	direct;		/* --direct */
+	u32	data_chunk;	/* --data-chunk; 0: the format default */
 	bool	is_direct;	/* what the image's filesystem allowed */
 	const char *image_opt;
 	/* state */
@@ -395,6 +403,26 @@ static int run_rand(struct fs_bench *b, struct result *r, bool write)
 	return ret;
 }
 
+/* one thread reads the random-I/O file front to back */
+static int run_seqread(struct fs_bench *b, struct result *r)
+{
+	u8 *buf = malloc(SEQ_READ_SIZE);
+	u64 off = 0, t0;
+	ssize_t n = 0;
+	int ret = buf ? setup_rand_file(b) : -ENOMEM;
+
+	t0 = bfs_monotonic_ns();
+	for (; !ret && off < b->rand_size; off += (u64)n, r->ops++) {
+		n = bfs_fs_read(b->fs, b->rand_ino, buf, SEQ_READ_SIZE, off);
+		ret = n < 0 ? (int)n : n ? 0 : -EIO;
+	}
+	r->ns = bfs_monotonic_ns() - t0;
+	r->bytes = off;
+	r->threads = 1;
+	free(buf);
+	return ret;
+}
+
 /* ---- smallfiles ---- */
 
 /* directory k of the tree: tree/gG/dK, 16 directories per group */
@@ -509,7 +537,7 @@ static int image_create(const struct bfs_cmd *cmd, struct fs_bench *b)
 
 static int format_and_open(const struct bfs_cmd *cmd, struct fs_bench *b)
 {
-	struct bfs_format_opts fo = { 0 };
+	struct bfs_format_opts fo = { .data_chunk = b->data_chunk };
 	char err[BFS_ERR_LEN] = "";
 	struct bfs_sb *sb;
 	int ret = bfs_image_create(b->image, b->image_size);
@@ -568,6 +596,8 @@ static int run_one(struct fs_bench *b, enum fs_workload w, struct result *r)
 		return run_rand(b, r, false);
 	case W_SMALLFILES:
 		return run_smallfiles(b, r);
+	case W_SEQREAD:
+		return run_seqread(b, r);
 	default:
 		return run_objects(b, r);
 	}
@@ -610,6 +640,8 @@ static void describe_config(struct bfs_out *o, const struct fs_bench *b)
 	out_u64(o, "fsync_every", "Log fsync every", b->fsync_every);
 	out_size(o, "image_size", "Image size (sparse)", b->image_size);
 	out_bool(o, "direct", "Direct I/O", b->is_direct);
+	out_size(o, "data_chunk", "Data chunk size",
+		 b->data_chunk ? b->data_chunk : BFS_EXTENT_CHUNK_MAX);
 }
 
 static void describe_result(struct bfs_out *o, enum fs_workload w, const struct result *r)
@@ -670,7 +702,7 @@ static void print_results(const struct fs_bench *b)
 
 enum {
 	OPT_SIZE_SCALE = 256, OPT_WORKLOAD, OPT_JOBS, OPT_THREADS, OPT_FSYNC_EVERY, OPT_SEED,
-	OPT_IMAGE, OPT_JSON, OPT_DIRECT,
+	OPT_IMAGE, OPT_JSON, OPT_DIRECT, OPT_DATA_CHUNK,
 };
 
 static const struct option fs_longopts[] = {
@@ -683,6 +715,7 @@ static const struct option fs_longopts[] = {
 	{ "image",	 required_argument, NULL, OPT_IMAGE },
 	{ "json",	 no_argument,	    NULL, OPT_JSON },
 	{ "direct",	 no_argument,	    NULL, OPT_DIRECT },
+	{ "data-chunk",	 required_argument, NULL, OPT_DATA_CHUNK },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -721,7 +754,8 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 		*picked = true;
 		if (parse_workloads(b, optarg))
 			return bfs_cmd_usage_error(cmd, "invalid workload list '%s' (append, "
-						   "randwrite, randread, smallfiles, objects)",
+						   "randwrite, randread, smallfiles, objects, "
+						   "seqread)",
 						   optarg);
 		return 0;
 	case OPT_JOBS:
@@ -745,6 +779,12 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 		return 0;
 	case OPT_DIRECT:
 		b->direct = true;
+		return 0;
+	case OPT_DATA_CHUNK:
+		/* bfs_sb_layout() checks the range and says what is wrong */
+		if (bfs_parse_size(optarg, &v) || !v || v > UINT32_MAX)
+			return bfs_cmd_usage_error(cmd, "invalid data chunk size '%s'", optarg);
+		b->data_chunk = (u32)v;
 		return 0;
 	case OPT_JSON:
 		b->json = true;

@@ -21,6 +21,7 @@
 #define WORDS_COMPRESSION ((const char *)3)	/* none, zstd, zstd:LEVEL */
 #define WORDS_CSUM	((const char *)4)	/* bfs_csum_name() */
 #define WORDS_ERRORS	"continue remount-ro panic"	/* bfs_errors_name() */
+#define WORDS_DATA_CHUNK "4K 8K 16K 32K 64K"	/* bfs format --data-chunk, set-option data_chunk= */
 
 /* mount -o: what cmd/mount_opts.c takes (tests/integration/00-cli.sh checks bfs-mount(8) names each) */
 #define MOUNT_WORDS "ro rw allow_other allow_root writeback nowriteback debug clone_fd " \
@@ -36,6 +37,8 @@ static const struct {
 	{ "format",	  "--compression", WORDS_COMPRESSION, false },
 	{ "format",	  "--checksum",	   WORDS_CSUM, false },
 	{ "format",	  "--errors",	   WORDS_ERRORS, false },
+	{ "format",	  "--data-chunk",  WORDS_DATA_CHUNK, false },
+	{ "bench",	  "--data-chunk",  WORDS_DATA_CHUNK, false },
 	{ "dump-btree",	  "--btree",	   WORDS_BTREES, false },
 	{ "dump-btree",	  "-b",		   WORDS_BTREES, false },
 	{ "dump-btree",	  "--start",	   "min max", false },
@@ -47,7 +50,7 @@ static const struct {
 	{ "mount-helper", "-o",		   MOUNT_WORDS, true },
 	{ "bench",	  NULL,		   "btree fs", false },
 	{ "bench",	  "--image",	   WORDS_FILES, false },
-	{ "bench",	  "--workload",	   "append randwrite randread smallfiles objects", true },
+	{ "bench",	  "--workload",	   "append randwrite randread smallfiles objects seqread", true },
 };
 
 static void print_words(const char *words)
@@ -175,10 +178,12 @@ static void print_args(const struct bfs_cmd *c)
 		printf("\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\tuuid=*) COMPREPLY=($(compgen -P uuid= -W \"random time\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\terrors=*) COMPREPLY=($(compgen -P errors= -W \"" WORDS_ERRORS "\" -- \"${cur#*=}\")) ;;\n"
+		       "\t\t\tdata_chunk=*) COMPREPLY=($(compgen -P data_chunk= -W \"" WORDS_DATA_CHUNK
+		       "\" -- \"${cur#*=}\")) ;;\n"
 		       "\t\t\t*=*) ;;\n"
 		       "\t\t\t*)\n"
 		       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
-		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit= errors=\" -- \"$cur\"))\n"
+		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit= errors= data_chunk=\" -- \"$cur\"))\n"
 		       "\t\t\t\t\tcompopt -o nospace\n"
 		       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
 		       "\t\t\tesac\n");

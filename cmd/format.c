@@ -24,7 +24,7 @@
 
 enum {
 	OPT_BLOCK_SIZE = 256, OPT_BUCKET_SIZE, OPT_NODE_SIZE, OPT_COMPRESSION,
-	OPT_CHECKSUM, OPT_DISCARD, OPT_JOURNAL_BUCKETS, OPT_SIZE, OPT_ERRORS,
+	OPT_CHECKSUM, OPT_DISCARD, OPT_JOURNAL_BUCKETS, OPT_SIZE, OPT_ERRORS, OPT_DATA_CHUNK,
 };
 
 static const struct option format_longopts[] = {
@@ -37,6 +37,7 @@ static const struct option format_longopts[] = {
 	{ "compression",	required_argument, NULL, OPT_COMPRESSION },
 	{ "checksum",		required_argument, NULL, OPT_CHECKSUM },
 	{ "errors",		required_argument, NULL, OPT_ERRORS },
+	{ "data-chunk",		required_argument, NULL, OPT_DATA_CHUNK },
 	{ "discard",		no_argument,	   NULL, OPT_DISCARD },
 	{ "size",		required_argument, NULL, OPT_SIZE },
 	{ "force",		no_argument,	   NULL, 'f' },
@@ -158,6 +159,10 @@ static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct f
 			a->opts.errors = (u8)v32;
 			a->opts.errors_set = true;
 			break;
+		case OPT_DATA_CHUNK:
+			ret = parse_size_opt(cmd, "data chunk size", optarg, UINT32_MAX, &v);
+			a->opts.data_chunk = (u32)v;
+			break;
 		case OPT_DISCARD:
 			a->discard = true;
 			break;
@@ -210,6 +215,7 @@ static void print_summary(const struct bfs_sb *sb, const char *path, bool dry_ru
 	else
 		printf("  compression:     none\n");
 	printf("  errors:          %s\n", bfs_errors_name(bfs_sb_errors(sb)));
+	printf("  data chunk:      %s\n", bfs_human_size(bfs_sb_data_chunk(sb), h));
 }
 
 static int check_size(const struct bfs_cmd *cmd, const char *path, u64 size);
@@ -487,6 +493,9 @@ const struct bfs_cmd bfs_cmd_format = {
 	"      --errors=BEHAVIOUR      on damaged metadata a mount goes on\n"
 	"                              (continue, the default), refuses writes from then\n"
 	"                              on (remount-ro) or stops (panic)\n"
+	"      --data-chunk=SIZE       file data is checksummed (and compressed) in chunks\n"
+	"                              of SIZE, 4K to 64K (default 64K): what a small\n"
+	"                              random read reads and verifies\n"
 	"      --discard               discard the whole device first\n"
 	"      --size=SIZE             create (or grow) DEVICE as a sparse image file\n"
 	"  -f, --force                 overwrite an existing filesystem or partition table\n"

@@ -23,6 +23,8 @@ const struct bfs_sbopt_info bfs_sbopts[BFS_SBOPT_NR] = {
 				    false, true },
 	[BFS_SBOPT_ERRORS]	= { "errors", "continue, remount-ro or panic (on a metadata error)",
 				    false, true },
+	[BFS_SBOPT_DATA_CHUNK]	= { "data_chunk", "SIZE, 4K to 64K (chunks of new file data)",
+				    false, true },
 };
 
 #define usage_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)
@@ -64,6 +66,7 @@ int bfs_sbopt_apply(struct bfs_sb *sb, enum bfs_sbopt opt, const char *value, ch
 {
 	unsigned type, level;
 	unsigned long secs;
+	u64 bytes;
 	char *end;
 	u8 uuid[16];
 
@@ -103,6 +106,10 @@ int bfs_sbopt_apply(struct bfs_sb *sb, enum bfs_sbopt opt, const char *value, ch
 			return usage_err(err, "invalid error behaviour '%s' (continue, remount-ro, "
 					 "panic)", value);
 		return bfs_sb_set_errors(sb, type, err);
+	case BFS_SBOPT_DATA_CHUNK:
+		if (bfs_parse_size(value, &bytes) || bytes > UINT32_MAX)
+			return usage_err(err, "invalid data chunk size '%s'", value);
+		return bfs_sb_set_data_chunk(sb, (u32)bytes, err);
 	case BFS_SBOPT_NR:
 		break;
 	}
@@ -139,6 +146,9 @@ void bfs_sbopt_describe(enum bfs_sbopt opt, const struct bfs_sb *sb, char out[80
 		break;
 	case BFS_SBOPT_ERRORS:
 		snprintf(out, 80, "%s", bfs_errors_name(bfs_sb_errors(sb)));
+		break;
+	case BFS_SBOPT_DATA_CHUNK:
+		bfs_human_size(bfs_sb_data_chunk(sb), out);
 		break;
 	case BFS_SBOPT_NR:
 		snprintf(out, 80, "?");

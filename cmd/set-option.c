@@ -258,6 +258,8 @@ const struct bfs_cmd bfs_cmd_set_option = {
 	"                    and unmount)\n"
 	"  errors=BEHAVIOUR  on a metadata error a mount goes on (continue), refuses\n"
 	"                    writes from then on (remount-ro) or stops (panic)\n"
+	"  data_chunk=SIZE   new file data is checksummed (and compressed) in chunks of\n"
+	"                    SIZE, 4K to 64K; data already written keeps its chunks\n"
 	"\n"
 	"  -n, --dry-run     show what would change, write nothing\n"
 	"\nOn a mounted filesystem (DEVICE or its mount point) every option but uuid\n"

@@ -29,6 +29,7 @@ static const struct {
 } feature_names[] = {
 	{ 0, BFS_FEAT_COMPAT_NODE_ID, "node_id" },
 	{ 0, BFS_FEAT_COMPAT_ERRORS, "errors" },
+	{ 0, BFS_FEAT_COMPAT_DATA_CHUNK, "data_chunk" },
 	{ 2, BFS_FEAT_INCOMPAT_ZSTD, "zstd" },
 };
 
@@ -222,6 +223,7 @@ static void describe_sb(struct bfs_out *o, const struct bfs_sb *sb)
 	out_str(o, "errors", "Error behaviour", "%s", bfs_errors_name(bfs_sb_errors(sb)));
 	out_str(o, "compression", "Compression", "%s", bfs_compression_name(sb->compression_type));
 	out_u64(o, "compression_level", "Compression level", sb->compression_level);
+	out_size(o, "data_chunk", "Data chunk size", bfs_sb_data_chunk(sb));
 	out_hex(o, "hash_seed", "Name hash seed", le64_to_cpu(sb->hash_seed));
 	describe_fields(o, sb);
 }

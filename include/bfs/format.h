@@ -88,7 +88,14 @@ enum bfs_compression_type {
 #define BFS_FEAT_COMPAT_NODE_ID	(UINT64_C(1) << 0)
 /* the options section is long enough to hold errors (bfs_sb_options.errors) */
 #define BFS_FEAT_COMPAT_ERRORS	(UINT64_C(1) << 1)
-#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID | BFS_FEAT_COMPAT_ERRORS)
+/*
+ * The options section carries data_chunk_shift (the chunk size new file
+ * data is cut into).  Readers that do not know it read every chunk as
+ * before and write 64 KiB chunks, so it is compat.
+ */
+#define BFS_FEAT_COMPAT_DATA_CHUNK	(UINT64_C(1) << 2)
+#define BFS_FEAT_COMPAT_KNOWN	(BFS_FEAT_COMPAT_NODE_ID | BFS_FEAT_COMPAT_ERRORS | \
+				 BFS_FEAT_COMPAT_DATA_CHUNK)
 
 /*
  * Variable-length superblock section.  Sections follow the fixed part of the
@@ -127,14 +134,16 @@ struct bfs_sb_options {
 	__le32	pad2;			/* zero */
 	__le64	reserved[2];		/* zero */
 	/*
-	 * From here on only in sections at least this long (COMPAT_ERRORS):
-	 * readers that know only the first 32 bytes ignore the rest.
+	 * From here on only in sections at least this long (written with
+	 * COMPAT_ERRORS or COMPAT_DATA_CHUNK): readers that know only the
+	 * first BFS_SB_OPTIONS_V1_BYTES ignore the rest.
 	 */
-	u8	errors;			/* enum bfs_errors: what a mount does on a metadata error */
-	u8	pad3[7];		/* zero */
+	u8	errors;			/* 32: enum bfs_errors: what a mount does on a metadata error */
+	u8	data_chunk_shift;	/* 33: log2 of the chunk size of new data; 0: 64 KiB */
+	u8	pad3[6];		/* 34: zero */
 };
 BFS_STATIC_SIZE(struct bfs_sb_options, 40);
-/* the options section as the first format version wrote it (no errors) */
+/* the options section as the first format version wrote it (no errors, no data_chunk) */
 #define BFS_SB_OPTIONS_V1_BYTES	32
 
 /* errors= (ext4's): what a mount does when it meets corrupt metadata or an I/O error */
@@ -146,6 +155,9 @@ enum bfs_errors {
 };
 
 #define BFS_COMMIT_SECS_MAX	86400	/* a day */
+/* bfs_sb_options.data_chunk_shift, non-zero: 4 KiB to BFS_EXTENT_CHUNK_MAX */
+#define BFS_DATA_CHUNK_MIN_SHIFT	12
+#define BFS_DATA_CHUNK_MAX_SHIFT	16
 
 /*
  * BFS_SB_FIELD_REPAIR payload: which btrees a repair could not restore

@@ -36,6 +36,7 @@ struct bfs_format_opts {
 	u8	compression_level;	/* 0: default level for the type */
 	bool	errors_set;		/* errors: enum bfs_errors (default continue) */
 	u8	errors;
+	u32	data_chunk;		/* bytes; 0: BFS_EXTENT_CHUNK_MAX, no options section */
 };
 
 /*
@@ -151,6 +152,15 @@ unsigned bfs_sb_errors(const struct bfs_sb *sb);
 /* "continue", "remount-ro", "panic"; parse: -EINVAL for anything else */
 const char *bfs_errors_name(unsigned errors);
 int bfs_errors_parse(const char *name, unsigned *errors);
+/*
+ * The chunk size new file data is cut into (a power of two, 4 KiB to
+ * BFS_EXTENT_CHUNK_MAX, at least the block size, at most the bucket size):
+ * what a small random read reads and verifies.  Sets
+ * BFS_FEAT_COMPAT_DATA_CHUNK.
+ */
+int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err);
+/* bytes; when never set BFS_EXTENT_CHUNK_MAX, or the bucket size if smaller */
+u32 bfs_sb_data_chunk(const struct bfs_sb *sb);
 /*
  * The options section, or NULL if absent (validated by bfs_sb_validate).
  * Only its first BFS_SB_OPTIONS_V1_BYTES are sure to be there.

@@ -14,6 +14,9 @@ void bfs_data_options_load(struct bfs_fs_data *d, const struct bfs_sb *sb)
 	d->compression = (le64_to_cpu(sb->incompat) & BFS_FEAT_INCOMPAT_ZSTD) ?
 			 sb->compression_type : BFS_COMPRESSION_NONE;
 	d->level = sb->compression_level ? sb->compression_level : BFS_ZSTD_LEVEL_DEFAULT;
+	/* bfs set-option data_chunk= */
+	bfs_chunk_policy_init(&d->chunk, bfs_sb_data_chunk(sb), d->block_size, d->chunk_max,
+			      d->bucket_size);
 }
 
 /* the data state, created by the first of the space hooks and bfs_fs_data_init() */

@@ -14,6 +14,7 @@
 #ifndef BFS_FS_DATA_H
 #define BFS_FS_DATA_H
 
+#include "chunk_policy.h"
 #include "fs_internal.h"
 
 struct bfs_alloc;
@@ -38,6 +39,7 @@ struct bfs_fs_data {
 	u32	bucket_size;
 	u32	node_size;
 	u32	chunk_max;		/* bytes of uncompressed data per chunk */
+	struct bfs_chunk_policy chunk;	/* how new writes are cut (at most chunk_max) */
 	u64	first_bucket, nbuckets;
 	u8	csum_type;
 	u8	compression;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The write path: data is cut into block-aligned chunks of at most
- * chunk_max bytes; a partial first or last block is read and merged first
- * (copy-on-write: live data is never overwritten in place).  Each chunk is
- * written to the write point, then one transaction per batch of chunks
- * inserts their extent keys (trimming what they overwrite), updates the
- * buckets' alloc keys and the inode.
+ * The write path: data is cut into block-aligned chunks where the chunk
+ * policy says (chunk_policy.h); a partial first or last block is read and
+ * merged first (copy-on-write: live data is never overwritten in place).
+ * Each chunk is written to the write point, then one transaction per batch
+ * of chunks inserts their extent keys (trimming what they overwrite),
+ * updates the buckets' alloc keys and the inode.
  */
 #include <sys/stat.h>
 
@@ -14,7 +14,6 @@
 
 #include "data.h"
 
-#define WRITE_BATCH_CHUNKS	32	/* chunks per transaction (2 MiB with 64 KiB chunks) */
 #define GC_MAX_TRIES		128	/* copy-GC effort before a write gives up with ENOSPC */
 
 /*
@@ -50,13 +49,14 @@ static int queue_chunk(struct bfs_fs_data *d, struct data_update *u, u64 ino, u6
 }
 
 /*
- * Up to @k whole uncompressed chunks straight from the caller's buffer,
- * consecutive in the open bucket, in one device write; *nr = chunks queued.
+ * Up to @k whole uncompressed chunks of @cm bytes straight from the caller's
+ * buffer, consecutive in the open bucket, in one device write; *nr = chunks
+ * queued.
  */
 static int write_direct(struct bfs_fs_data *d, struct data_update *u, u64 ino, const u8 *src,
-			u64 pos, u32 k, u32 *nr)
+			u64 pos, u32 cm, u32 k, u32 *nr)
 {
-	u32 cm = d->chunk_max, got, j;
+	u32 got, j;
 	struct data_chunk ch = {
 		.stored_bytes = cm,
 		.disk_bytes = cm,
@@ -118,8 +118,8 @@ static bool retry_after_gc(struct bfs_fs_data *d, struct data_update *u, u64 ino
 int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, const void *buf,
 		     size_t len, u64 off, u8 *cbuf, size_t *done)
 {
-	u64 bs = d->block_size, cm = d->chunk_max, pos = off, end = off + len;
-	unsigned n = 0, max = WRITE_BATCH_CHUNKS;
+	u64 bs = d->block_size, cm = d->chunk.target, pos = off, end = off + len;
+	unsigned n = 0, max = d->chunk.batch;
 	int ret = 0;
 
 	if (bfs_data_space_low(d))
@@ -127,7 +127,7 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 	*done = 0;
 	while (pos < end && n < max) {
 		u64 cs = BFS_ROUND_DOWN(pos, bs);
-		u64 ce = BFS_MIN(BFS_ROUND_UP(end, bs), cs + cm);
+		u64 ce = bfs_chunk_end(&d->chunk, cs, end);
 		u64 us = pos, ue = BFS_MIN(end, ce);
 		struct data_chunk ch;
 		int wret;
@@ -136,8 +136,8 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 			u32 k = (u32)BFS_MIN((end - pos) / cm, (u64)(max - n)), got;
 
 			do {
-				ret = write_direct(d, u, ino, (const u8 *)buf + (pos - off), pos, k,
-						   &got);
+				ret = write_direct(d, u, ino, (const u8 *)buf + (pos - off), pos,
+						   (u32)cm, k, &got);
 			} while (retry_after_gc(d, u, ino, n, &ret));
 			*done += (u64)got * cm;
 			pos += (u64)got * cm;

@@ -223,6 +223,8 @@ int bfs_sb_layout(const struct bfs_format_opts *o, u64 dev_size, unsigned sector
 		sb->copy_offset[i] = cpu_to_le64(offsets[i]);
 
 	ret = pick_compression(o, sb, err);
+	if (!ret && o->data_chunk)
+		ret = bfs_sb_set_data_chunk(sb, o->data_chunk, err);
 	if (ret)
 		return ret;
 	ret = pick_identity(o, sb, err);

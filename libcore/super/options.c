@@ -4,9 +4,10 @@
  * what format chose; the options section holds what only set-option can
  * change: the checksum type of new file data (which must be separate from
  * csum_type because btree node checks use csum_type for every node already
- * written), the periodic commit interval and the error behaviour (errors=,
- * in the part of the section that older versions do not read, see
- * BFS_SB_OPTIONS_V1_BYTES).  Every setter leaves @sb valid, so a caller can validate once
+ * written), the periodic commit interval, the error behaviour (errors=)
+ * and the chunk size of new file data (the last two in the part of the
+ * section that older versions do not read, see BFS_SB_OPTIONS_V1_BYTES).
+ * Every setter leaves @sb valid, so a caller can validate once
  * and write once: one bfs_sb_write() commits all changes or none.
  */
 #include <bfs/super.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bfs/extent_format.h>
 #include <bfs/log.h>
 
 #define opt_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)
@@ -165,4 +167,48 @@ unsigned bfs_sb_errors(const struct bfs_sb *sb)
 	if (!f || (size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(struct bfs_sb_options))
 		return BFS_ERRORS_CONTINUE;
 	return ((const struct bfs_sb_options *)f->data)->errors;
+}
+
+/* the options section's data_chunk_shift; 0 if absent or written before it existed */
+static unsigned data_chunk_shift(const struct bfs_sb *sb)
+{
+	const struct bfs_sb_field *f = bfs_sb_field_get((struct bfs_sb *)sb, BFS_SB_FIELD_OPTIONS);
+
+	if (!f || (size_t)le32_to_cpu(f->u64s) * 8 < sizeof(*f) + sizeof(struct bfs_sb_options))
+		return 0;
+	return ((const struct bfs_sb_options *)f->data)->data_chunk_shift;
+}
+
+int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err)
+{
+	struct bfs_sb_options *o;
+	unsigned shift;
+
+	if (bytes < (1U << BFS_DATA_CHUNK_MIN_SHIFT) || bytes > BFS_EXTENT_CHUNK_MAX ||
+	    (bytes & (bytes - 1)))
+		return opt_err(err, "data chunk size %u is not a power of two from 4K to 64K", bytes);
+	if (bytes < le32_to_cpu(sb->block_size))
+		return opt_err(err, "data chunk size %u is smaller than the block size %u", bytes,
+			       le32_to_cpu(sb->block_size));
+	/* a chunk lies in one bucket */
+	if (bytes > le32_to_cpu(sb->bucket_size))
+		return opt_err(err, "data chunk size %u is larger than the bucket size %u", bytes,
+			       le32_to_cpu(sb->bucket_size));
+	o = options_get_or_add(sb, err);
+	if (!o)
+		return -ENOSPC;
+	for (shift = 0; (1U << shift) < bytes; shift++)
+		;
+	o->data_chunk_shift = (u8)shift;
+	sb->compat = cpu_to_le64(le64_to_cpu(sb->compat) | BFS_FEAT_COMPAT_DATA_CHUNK);
+	return 0;
+}
+
+u32 bfs_sb_data_chunk(const struct bfs_sb *sb)
+{
+	unsigned shift = data_chunk_shift(sb);
+
+	if (shift)
+		return UINT32_C(1) << shift;
+	return (u32)BFS_MIN((u64)BFS_EXTENT_CHUNK_MAX, (u64)le32_to_cpu(sb->bucket_size));
 }

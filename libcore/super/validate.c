@@ -185,20 +185,12 @@ static int validate_copies(const struct bfs_sb *sb, char *err)
 static int validate_options(const struct bfs_sb_field *f, u64 off, char *err)
 {
 	const struct bfs_sb_options *o = (const void *)f->data;
-	unsigned i;
-
 	size_t bytes = (size_t)le32_to_cpu(f->u64s) * 8;
+	unsigned i;
 
 	if (bytes < sizeof(*f) + BFS_SB_OPTIONS_V1_BYTES)
 		return bad("options section at byte %llu is too short (%u u64s)",
 			   ull(off), le32_to_cpu(f->u64s));
-	if (bytes >= sizeof(*f) + sizeof(*o)) {
-		if (o->errors >= BFS_ERRORS_NR)
-			return bad("options: error behaviour %u is invalid", o->errors);
-		for (i = 0; i < sizeof(o->pad3); i++)
-			if (o->pad3[i])
-				return bad("options: padding byte %u is not zero", 8 + i);
-	}
 	if (o->data_csum_set > 1)
 		return bad("options: data_csum_set %u is not 0 or 1", o->data_csum_set);
 	if (o->data_csum_type >= BFS_CSUM_NR || (!o->data_csum_set && o->data_csum_type))
@@ -214,6 +206,17 @@ static int validate_options(const struct bfs_sb_field *f, u64 off, char *err)
 	for (i = 0; i < ARRAY_SIZE(o->reserved); i++)
 		if (o->reserved[i].v)
 			return bad("options: reserved word %u is not zero", i);
+	if (bytes < sizeof(*f) + sizeof(*o))
+		return 0;	/* written before errors and data_chunk_shift existed */
+	if (o->errors >= BFS_ERRORS_NR)
+		return bad("options: error behaviour %u is invalid", o->errors);
+	if (o->data_chunk_shift && (o->data_chunk_shift < BFS_DATA_CHUNK_MIN_SHIFT ||
+				    o->data_chunk_shift > BFS_DATA_CHUNK_MAX_SHIFT))
+		return bad("options: data_chunk_shift %u is not 0 or %u to %u", o->data_chunk_shift,
+			   BFS_DATA_CHUNK_MIN_SHIFT, BFS_DATA_CHUNK_MAX_SHIFT);
+	for (i = 0; i < sizeof(o->pad3); i++)
+		if (o->pad3[i])
+			return bad("options: padding byte %u after data_chunk_shift is not zero", i);
 	return 0;
 }
 

@@ -5,11 +5,12 @@
 # temporary images go here, where leftovers can be seen
 mkdir tmp
 export TMPDIR="$PWD/tmp"
+# what bench/fs-vs-peers runs on every target; bfs bench fs also has seqread
 WORKLOADS="append randwrite randread smallfiles objects"
 
 # every workload in JSON, in order, each with work done and time taken
 has_workloads() {
-	python3 - "$1" $WORKLOADS <<'EOF' || fail "$1: results incomplete"
+	python3 - "$1" $WORKLOADS seqread <<'EOF' || fail "$1: results incomplete"
 import json, sys
 d = json.load(open(sys.argv[1]))
 got = [r["workload"] for r in d["results"]]
@@ -44,6 +45,13 @@ contains out "randread"
 contains out "objects"
 lacks out "smallfiles "
 [ ! -e f.img ] || fail "--image file left behind"
+note "--data-chunk formats the image with that chunk size"
+expect_ok "$BFS" bench fs --json --size-scale 512 --workload randread,seqread --data-chunk 4K
+[ "$(json_get out data_chunk)" = 4096 ] || fail "data_chunk is not 4096"
+expect_rc 1 "$BFS" bench fs --size-scale 512 --workload seqread --data-chunk 3K
+contains err "4K to 64K"
+expect_rc 2 "$BFS" bench fs --data-chunk x
+[ -z "$(ls tmp)" ] || fail "temporary files left behind: $(ls tmp)"
 touch exists.img
 expect_rc 1 "$BFS" bench fs --size-scale 512 --image exists.img
 contains err "exists"

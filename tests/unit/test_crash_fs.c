@@ -16,8 +16,12 @@
  * an fsync makes every earlier operation durable too; this test relies on
  * that documented behaviour.)
  *
- * Environment: BFS_CRASH_FS_OPS (default 1000), BFS_CRASH_SEED, and the
- * crash_states.h variables.
+ * The filesystem cuts data into 16 KiB chunks (BFS_CRASH_DATA_CHUNK, bytes,
+ * 0 for the 64 KiB default): writes of up to 48 KiB then span several
+ * chunks, most of them cut at a chunk boundary inside the write.
+ *
+ * Environment: BFS_CRASH_FS_OPS (default 1000), BFS_CRASH_SEED,
+ * BFS_CRASH_DATA_CHUNK and the crash_states.h variables.
  */
 #include "crash_states.h"
 #include "unit.h"
@@ -361,7 +365,9 @@ START_TEST(test_crash_fs)
 	u32 nr_ops = (u32)crash_env_u64("BFS_CRASH_FS_OPS", 1000);
 	u64 dev_bytes = 64 * MiB;
 	struct workload w = { .rng = crash_env_u64("BFS_CRASH_SEED", 1) };
-	struct bfs_format_opts fo = { 0 };
+	struct bfs_format_opts fo = {
+		.data_chunk = (u32)crash_env_u64("BFS_CRASH_DATA_CHUNK", 16 * KiB),
+	};
 	struct crash_result res;
 	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
 	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-fs-log");

@@ -9,6 +9,9 @@
  * tree (names, types, link counts, sizes, contents, symlink targets, xattrs)
  * is compared.
  *
+ * Each seed formats with a data chunk size of its own (64, 4, 16, 32, 8 KiB
+ * in turn), so partial overwrites of small and large chunks are compared.
+ *
  * Environment: BFS_MODEL_SEEDS (count, default 3), BFS_MODEL_OPS (per seed,
  * default 8000), BFS_MODEL_SEED (first seed, default 1).  `make soak` runs
  * it much longer.
@@ -737,7 +740,8 @@ static void init_names(struct model *m)
 static void run_seed(u64 seed, u64 nr_ops)
 {
 	struct model *m = bfs_zalloc(sizeof(*m));
-	struct bfs_format_opts fo = { 0 };
+	static const u32 chunks[] = { 0, 4 * KiB, 16 * KiB, 32 * KiB, 8 * KiB };
+	struct bfs_format_opts fo = { .data_chunk = chunks[(seed - 1) % ARRAY_SIZE(chunks)] };
 	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
 	char err[BFS_ERR_LEN];
 	u64 dev_bytes = 256 * MiB;
@@ -761,8 +765,9 @@ static void run_seed(u64 seed, u64 nr_ops)
 	while (m->ops < nr_ops)
 		one_op(m);
 	reopen(m);
-	printf("model seed %llu: %lu operations, %lu reopens, all results matched\n",
-	       (unsigned long long)seed, m->ops, m->reopens);
+	printf("model seed %llu (data chunk %u): %lu operations, %lu reopens, all results "
+	       "matched\n", (unsigned long long)seed, fo.data_chunk ? fo.data_chunk : 65536,
+	       m->ops, m->reopens);
 	ck_assert_int_eq(bfs_fs_close(m->fs), 0);
 	bfs_dev_close(m->dev);
 	for (i = 1; i < MAX_INODES; i++)

@@ -178,9 +178,9 @@ START_TEST(test_errors)
 	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
 	ck_assert_ptr_nonnull(strstr(err, "error behaviour"));
 	o->errors = BFS_ERRORS_RO;
-	o->pad3[6] = 1;
+	o->pad3[5] = 1;
 	ck_assert_int_eq(validate(sb, err), -EUCLEAN);
-	o->pad3[6] = 0;
+	o->pad3[5] = 0;
 	ck_assert_int_eq(validate(sb, err), 0);
 
 	/* a section as the first version wrote it (32 bytes): valid, continue; a setter extends it */

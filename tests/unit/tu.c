@@ -153,3 +153,34 @@ bool tu_pattern_file_ok(struct bfs_fs *fs, const char *name, size_t len, u64 see
 	bfs_free(want);
 	return ok;
 }
+
+struct bfs_fs *tu_fs_open(struct bfs_dev *dev)
+{
+	struct bfs_fs_opts o = { 0 };
+	struct bfs_fs *fs = NULL;
+	int ret = bfs_fs_open(dev, &o, &fs);
+
+	ck_assert_msg(!ret, "open: %d (%s)", ret, tu_last_err);
+	ck_assert_uint_eq(tu_nr_warns, 0);
+	return fs;
+}
+
+u64 tu_mkfile(struct bfs_fs *fs, const char *name)
+{
+	struct bfs_creds cr = { 0, 0 };
+	struct bfs_stat st;
+	int ret = bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0, &cr, &st);
+
+	ck_assert_msg(!ret, "mknod %s: %d", name, ret);
+	return st.ino;
+}
+
+void tu_fill_random(u8 *p, size_t n, u64 seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		p[i] = (u8)(seed >> 56);
+	}
+}
