@@ -18,9 +18,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-static const struct option resize_longopts[] = {
-	{ "dry-run",	no_argument, NULL, 'n' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt resize_opts[] = {
+	BFS_OPT("dry-run", 'n', 0, NULL, "check and print what would change, write nothing"),
+	{ 0 }
 };
 
 struct resize_args {
@@ -219,7 +219,7 @@ static int cmd_resize(const struct bfs_cmd *cmd, int argc, char **argv)
 	struct bfs_dev *dev;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			a.dry_run = true;
@@ -280,17 +280,15 @@ const struct bfs_cmd bfs_cmd_resize = {
 	.fn = cmd_resize,
 	.summary = "grow or shrink an unmounted bfs filesystem",
 	.synopsis = "[--dry-run] DEVICE [SIZE]",
-	.help =
+	.help_head =
 	"Without SIZE the filesystem grows to the size of DEVICE.  SIZE is in bytes or\n"
 	"with a suffix (K, M, G, T: powers of 1024).  An image file is extended to SIZE\n"
 	"first, and cut to SIZE after a shrink, which moves the file data beyond the\n"
 	"new end below it; it is refused, with the amount, if that does not fit or if\n"
-	"btree nodes lie there.\n"
-	"\n"
-	"  -n, --dry-run     check and print what would change, write nothing\n"
-	"\nThe filesystem must be unmounted and cleanly closed.  The resize is one\n"
+	"btree nodes lie there.\n",
+	.opts = resize_opts,
+	.help =
+	"The filesystem must be unmounted and cleanly closed.  The resize is one\n"
 	"crash-safe superblock write; the end backup superblock moves with the end.\n",
-	.shortopts = "n",
-	.longopts = resize_longopts,
 	.args = BFS_ARG_DEVICE,
 };

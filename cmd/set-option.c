@@ -44,9 +44,9 @@ struct change {
 	char *value;	/* points into argv: after '=' */
 };
 
-static const struct option set_option_longopts[] = {
-	{ "dry-run",	no_argument, NULL, 'n' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt set_option_opts[] = {
+	BFS_OPT("dry-run", 'n', 0, NULL, "show what would change, write nothing"),
+	{ 0 }
 };
 
 static int find_opt(const char *name, size_t len)
@@ -304,7 +304,7 @@ static int cmd_set_option(const struct bfs_cmd *cmd, int argc, char **argv)
 	bool dry_run = false;
 	int c, nr, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			dry_run = true;
@@ -335,20 +335,18 @@ const struct bfs_cmd bfs_cmd_set_option = {
 	.fn = cmd_set_option,
 	.summary = "change settings of an unmounted bfs filesystem",
 	.synopsis = "[--dry-run] DEVICE OPTION=VALUE...",
-	.help =
-	"Options (each OPTION=VALUE; several may be given and are written at once):\n"
+	.help_head =
+	"Settings (each OPTION=VALUE; several may be given and are written at once):\n"
 	"  label=TEXT        the label, at most 64 bytes; label= clears it\n"
 	"  uuid=UUID         a new UUID, or random, or time (needs a clean filesystem)\n"
 	"  compression=TYPE  none or zstd[:LEVEL] (LEVEL 1 to 19) for new data\n"
 	"  checksum=TYPE     xxhash or none for new file data (metadata keeps its type)\n"
 	"  commit=SECONDS    commit what was written every SECONDS (0: only at fsync\n"
-	"                    and unmount)\n"
-	"\n"
-	"  -n, --dry-run     show what would change, write nothing\n"
-	"\nThe filesystem must not be mounted.  Each line printed is 'OPTION: OLD -> NEW';\n"
+	"                    and unmount)\n",
+	.opts = set_option_opts,
+	.help =
+	"The filesystem must not be mounted.  Each line printed is 'OPTION: OLD -> NEW';\n"
 	"'bfs show-super' shows the result.  The change is crash-safe: the superblock\n"
 	"copies are written in an order that leaves either all changes or none.\n",
-	.shortopts = "n",
-	.longopts = set_option_longopts,
 	.args = BFS_ARG_DEVICE,
 };
