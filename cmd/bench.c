@@ -257,7 +257,7 @@ static int phase_scan(struct btree_bench *b, u64 *ops)
 
 	bfs_btree_iter_init(&it, b->c, BFS_BTREE_INODES, BFS_POS(BENCH_INODE, 0, 0),
 			    BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (le64_to_cpu(k->inode) != BENCH_INODE)
 			break;
 		if (bfs_bkey_deleted(k))
@@ -269,8 +269,6 @@ static int phase_scan(struct btree_bench *b, u64 *ops)
 	}
 	bfs_btree_iter_exit(&it);
 	*ops = n;
-	if (ret == -ENOENT)
-		ret = 0;
 	return ret ?: (n == b->keys ? 0 : -EBADMSG);
 }
 
