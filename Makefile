@@ -176,10 +176,10 @@ install: all
 		chmod 644 $(DESTDIR)$(MANDIR)/man8/$${p#doc/} || exit 1; done
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
 	# the installed names are cmd/bfs.c's bfs_aliases: "NAME COMMAND" lines
-	$(B)/bfs --aliases > $(B)/aliases
-	while read -r a c; do ln -sf bfs $(DESTDIR)$(SBINDIR)/$$a && \
-		ln -sf bfs-$$c.8 $(DESTDIR)$(MANDIR)/man8/$$a.8 && \
-		ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a || exit 1; done < $(B)/aliases
+	set -e; aliases=$$($(B)/bfs --aliases); echo "$$aliases" | while read -r a c; do \
+		ln -sf bfs $(DESTDIR)$(SBINDIR)/$$a; \
+		ln -sf bfs-$$c.8 $(DESTDIR)$(MANDIR)/man8/$$a.8; \
+		ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a; done
 	install -d $(DESTDIR)$(UDEVRULESDIR)
 	sed 's|@SBINDIR@|$(SBINDIR)|g' udev/64-$(FSTYPE).rules.in > $(DESTDIR)$(UDEVRULESDIR)/64-$(FSTYPE).rules
 
