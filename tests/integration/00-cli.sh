@@ -153,6 +153,20 @@ else
 	echo "bash-completion not installed: completion not exercised"
 fi
 
+note "every mount -o word the completion offers is one mount takes"
+words=$(sed -n 's/.*-W "\(ro rw [^"]*\)".*/\1/p' "$REPO/bash-completion/bfs" | head -1)
+[ -n "$words" ] || fail "no mount -o words in bash-completion/bfs"
+for w in $words; do
+	case $w in
+	cache_size=) w=cache_size=64M ;;
+	*=) w=${w}1 ;;
+	esac
+	# -f: check the arguments, mount nothing
+	"$BFS" mount-helper img mnt -f -o "$w" >/dev/null 2>err ||
+		fail "completion offers '-o $w', which mount refuses: $(cat err)"
+done
+expect_rc 1 "$BFS" mount-helper img mnt -f -o no_such_option
+
 note "make install honours DESTDIR and PREFIX"
 make -s -C "$REPO" B="$(dirname "$BFS")" install DESTDIR="$PWD/root" PREFIX=/usr >out 2>&1 ||
 	{ cat out; fail "make install"; }
