@@ -43,6 +43,9 @@ struct bfs_cmd {
 	const char *opts_title;		/* heading of the option lines; NULL: "Options" */
 	const struct bfs_opt *opts;	/* the option table, {0} terminated (cmd/opts.h) */
 	const char *help;		/* --help text after the options, or NULL */
+	/* OPTION=VALUE words after the device (set-option), {0} terminated, or NULL */
+	const struct bfs_opt *settings;
+	const char *settings_title;
 	enum bfs_arg_kind args;
 	const char *arg_words;		/* BFS_ARG_WORDS: what the first argument may be */
 };

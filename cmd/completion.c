@@ -112,26 +112,36 @@ static void print_value_cases(const struct bfs_cmd *cmd)
 	printf("\t\tesac\n");
 }
 
+/* DEVICE, then OPTION=VALUE words from the settings table (set-option) */
+static void print_settings(const struct bfs_cmd *c)
+{
+	const struct bfs_opt *o;
+
+	printf("\t\t\tcase \"$cur\" in\n");
+	bfs_for_each_row(o, c->settings) {
+		if (o->values == BFS_VAL_ANY || o->values == BFS_VAL_FILE)
+			continue;
+		printf("\t\t\t%s=*) COMPREPLY=($(compgen -P %s= -W \"", o->name, o->name);
+		print_words(o->values, o->words);
+		printf("\" -- \"${cur#*=}\")) ;;\n");
+	}
+	printf("\t\t\t*=*) ;;\n"
+	       "\t\t\t*)\n"
+	       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
+	       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"");
+	bfs_for_each_row(o, c->settings)
+		printf("%s%s=", o == c->settings ? "" : " ", o->name);
+	printf("\" -- \"$cur\"))\n"
+	       "\t\t\t\t\tcompopt -o nospace\n"
+	       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
+	       "\t\t\tesac\n");
+}
+
 /* the positional arguments */
 static void print_args(const struct bfs_cmd *c)
 {
-	if (!strcmp(c->name, "set-option")) {
-		/* DEVICE, then OPTION=VALUE... */
-		printf("\t\t\tcase \"$cur\" in\n"
-		       "\t\t\tcompression=*) COMPREPLY=($(compgen -P compression= -W \"");
-		print_words(BFS_VAL_COMPRESSION, NULL);
-		printf("\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\tchecksum=*) COMPREPLY=($(compgen -P checksum= -W \"");
-		print_words(BFS_VAL_CSUM, NULL);
-		printf("\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\tuuid=*) COMPREPLY=($(compgen -P uuid= -W \"random time\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\t*=*) ;;\n"
-		       "\t\t\t*)\n"
-		       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
-		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit=\" -- \"$cur\"))\n"
-		       "\t\t\t\t\tcompopt -o nospace\n"
-		       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
-		       "\t\t\tesac\n");
+	if (c->settings) {
+		print_settings(c);
 		return;
 	}
 	switch (c->args) {

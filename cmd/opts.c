@@ -22,17 +22,17 @@ static bool same_name(const struct bfs_opt *a, const struct bfs_opt *b)
 	       (a->letter && a->letter == b->letter);
 }
 
-/* 0, or -EINVAL with the reason said: a table breaks an invariant of opts.h */
-static int check_table(const struct bfs_cmd *cmd)
+/* 0, or -1 with the reason said: @table breaks an invariant of opts.h */
+static int check_table(const struct bfs_cmd *cmd, const struct bfs_opt *table, bool settings)
 {
 	const struct bfs_opt *o, *p;
 	size_t n = 0;
 
-	for (o = cmd->opts; o && (o->name || o->letter); o++, n++) {
+	for (o = table; o && (o->name || o->letter); o++, n++) {
 		if (!o->help || o->letter == 'h' || (o->name && !strcmp(o->name, "help")) ||
-		    n >= BFS_CMD_MAX_OPTS)
+		    n >= BFS_CMD_MAX_OPTS || (settings && (!o->name || !o->arg)))
 			goto bad;
-		for (p = cmd->opts; p < o; p++)
+		for (p = table; p < o; p++)
 			if (same_name(o, p))
 				goto bad;
 	}
@@ -50,7 +50,7 @@ static int build(const struct bfs_cmd *cmd, struct getopt_tables *t)
 
 	if (t->opts == cmd->opts && t->optstring[0])
 		return 0;
-	if (check_table(cmd))
+	if (check_table(cmd, cmd->opts, false) || check_table(cmd, cmd->settings, true))
 		return -1;
 	memset(t, 0, sizeof(*t));
 	t->opts = cmd->opts;
@@ -116,9 +116,11 @@ bool bfs_cmd_wants_help(const struct bfs_cmd *cmd, int argc, char **argv)
 	return help;
 }
 
-/* "  -L, --label=LABEL", "      --discard", "  -C FD" */
-static int left_column(const struct bfs_opt *o, char *buf, size_t len)
+/* "  -L, --label=LABEL", "      --discard", "  -C FD"; a setting: "  label=TEXT" */
+static int left_column(const struct bfs_opt *o, bool setting, char *buf, size_t len)
 {
+	if (setting)
+		return snprintf(buf, len, "  %s=%s", o->name, o->arg);
 	if (!o->name)
 		return snprintf(buf, len, "  -%c%s%s", o->letter, o->arg ? " " : "",
 				o->arg ? o->arg : "");
@@ -152,29 +154,48 @@ static void print_row(FILE *f, const char *left, const char *help, int width)
 #define HELP_COLUMN_MIN	20
 #define HELP_COLUMN_MAX	26
 
-void bfs_cmd_print_help(const struct bfs_cmd *cmd, FILE *f)
+/* "TITLE:" (if not NULL) and a line per row of @table (and of @extra, if not NULL) */
+static void print_rows(FILE *f, const char *title, const struct bfs_opt *table,
+		       const struct bfs_opt *extra, bool settings)
 {
-	static const struct bfs_opt help =
-		BFS_OPT("help", 'h', 0, NULL, "show this help and exit");
 	const struct bfs_opt *o;
 	char left[96];
 	int width = HELP_COLUMN_MIN, n;
 
-	fprintf(f, "usage: bfs %s %s\n\n%s.\n", cmd->name, cmd->synopsis, cmd->summary);
-	if (cmd->help_head && *cmd->help_head)
-		fprintf(f, "\n%s", cmd->help_head);
-	bfs_for_each_opt(o, cmd) {
-		n = left_column(o, left, sizeof(left)) + 2;
+	bfs_for_each_row(o, table) {
+		n = left_column(o, settings, left, sizeof(left)) + 2;
 		if (n > width && n <= HELP_COLUMN_MAX)
 			width = n;
 	}
-	fprintf(f, "\n%s:\n", cmd->opts_title ? cmd->opts_title : "Options");
-	bfs_for_each_opt(o, cmd) {
-		left_column(o, left, sizeof(left));
+	if (title)
+		fprintf(f, "\n%s:\n", title);
+	bfs_for_each_row(o, table) {
+		left_column(o, settings, left, sizeof(left));
 		print_row(f, left, o->help, width);
 	}
-	left_column(&help, left, sizeof(left));
-	print_row(f, left, help.help, width);
+	if (extra) {
+		left_column(extra, settings, left, sizeof(left));
+		print_row(f, left, extra->help, width);
+	}
+}
+
+void bfs_cmd_print_settings(const struct bfs_cmd *cmd, FILE *f)
+{
+	print_rows(f, NULL, cmd->settings, NULL, true);
+}
+
+void bfs_cmd_print_help(const struct bfs_cmd *cmd, FILE *f)
+{
+	static const struct bfs_opt help =
+		BFS_OPT("help", 'h', 0, NULL, "show this help and exit");
+
+	fprintf(f, "usage: bfs %s %s\n\n%s.\n", cmd->name, cmd->synopsis, cmd->summary);
+	if (cmd->help_head && *cmd->help_head)
+		fprintf(f, "\n%s", cmd->help_head);
+	if (cmd->settings)
+		print_rows(f, cmd->settings_title ? cmd->settings_title : "Settings",
+			   cmd->settings, NULL, true);
+	print_rows(f, cmd->opts_title ? cmd->opts_title : "Options", cmd->opts, &help, false);
 	if (cmd->help && *cmd->help)
 		fprintf(f, "\n%s", cmd->help);
 }

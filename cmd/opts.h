@@ -50,8 +50,10 @@ struct bfs_opt {
 /* ids of long-only options start here, above every letter */
 #define BFS_OPT_LONG	256
 
-/* each row @o of @cmd's table */
-#define bfs_for_each_opt(o, cmd) for (o = (cmd)->opts; o && (o->name || o->letter); o++)
+/* each row @o of @table ({0} terminated, or NULL) */
+#define bfs_for_each_row(o, table) for (o = (table); o && (o->name || o->letter); o++)
+/* each row @o of @cmd's option table */
+#define bfs_for_each_opt(o, cmd) bfs_for_each_row(o, (cmd)->opts)
 
 /* the id bfs_cmd_getopt() returns for @o */
 static inline int bfs_opt_id(const struct bfs_opt *o)
@@ -73,7 +75,10 @@ int bfs_cmd_getopt(const struct bfs_cmd *cmd, int argc, char **argv,
  */
 bool bfs_cmd_wants_help(const struct bfs_cmd *cmd, int argc, char **argv);
 
-/* "usage: ...", the summary, .help_head, the option lines and .help */
+/* "usage: ...", the summary, .help_head, .settings, the option lines and .help */
 void bfs_cmd_print_help(const struct bfs_cmd *cmd, FILE *f);
+
+/* the lines of --help for .settings ("  label=TEXT  the label ..."), untitled */
+void bfs_cmd_print_settings(const struct bfs_cmd *cmd, FILE *f);
 
 #endif /* BFS_CMD_OPTS_H */

@@ -25,18 +25,31 @@
 
 enum set_opt { OPT_LABEL, OPT_UUID, OPT_COMPRESSION, OPT_CHECKSUM, OPT_COMMIT };
 
-static const struct {
-	const char *name;
-	const char *values;	/* for messages and --help */
-	bool needs_clean;	/* the journal must hold nothing to replay */
-} set_opts[] = {
-	[OPT_LABEL]	  = { "label",		"TEXT (at most 64 bytes, empty to clear)", false },
-	/* journal entries carry the UUID: replay would skip every old one */
-	[OPT_UUID]	  = { "uuid",		"UUID, random or time", true },
-	[OPT_COMPRESSION] = { "compression",	"none or zstd[:LEVEL] (new data)", false },
-	[OPT_CHECKSUM]	  = { "checksum",	"xxhash or none (new file data)", false },
-	[OPT_COMMIT]	  = { "commit",		"SECONDS between periodic commits, 0 for none", false },
+/* the OPTION=VALUE settings, indexed by enum set_opt: --help, completion and messages */
+static const struct bfs_opt set_opts[] = {
+	[OPT_LABEL] = BFS_OPT("label", 0, OPT_LABEL, "TEXT",
+		"the label, at most 64 bytes; label= clears it"),
+	[OPT_UUID] = BFS_OPT("uuid", 0, OPT_UUID, "UUID",
+		"a new UUID, or random, or time (needs a clean filesystem)",
+		.values = BFS_VAL_WORDS, .words = "random time"),
+	[OPT_COMPRESSION] = BFS_OPT("compression", 0, OPT_COMPRESSION, "TYPE",
+		"none or zstd[:LEVEL] (LEVEL 1 to 19) for new data",
+		.values = BFS_VAL_COMPRESSION),
+	[OPT_CHECKSUM] = BFS_OPT("checksum", 0, OPT_CHECKSUM, "TYPE",
+		"xxhash or none for new file data (metadata keeps its type)",
+		.values = BFS_VAL_CSUM),
+	[OPT_COMMIT] = BFS_OPT("commit", 0, OPT_COMMIT, "SECONDS",
+		"commit what was written every SECONDS (0: only at fsync\nand unmount)"),
+	{ 0 }
 };
+
+#define NR_SETTINGS	(ARRAY_SIZE(set_opts) - 1)
+
+/* journal entries carry the UUID: replay would skip every old one */
+static bool needs_clean(enum set_opt opt)
+{
+	return opt == OPT_UUID;
+}
 
 struct change {
 	enum set_opt opt;
@@ -53,7 +66,7 @@ static int find_opt(const char *name, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(set_opts); i++)
+	for (i = 0; i < NR_SETTINGS; i++)
 		if (strlen(set_opts[i].name) == len && !strncmp(set_opts[i].name, name, len))
 			return (int)i;
 	return -1;
@@ -61,11 +74,8 @@ static int find_opt(const char *name, size_t len)
 
 static int unknown_opt(const struct bfs_cmd *cmd, const char *arg)
 {
-	size_t i;
-
 	fprintf(stderr, "bfs %s: unknown option '%s'; the options are:\n", cmd->name, arg);
-	for (i = 0; i < ARRAY_SIZE(set_opts); i++)
-		fprintf(stderr, "  %-12s %s\n", set_opts[i].name, set_opts[i].values);
+	bfs_cmd_print_settings(cmd, stderr);
 	return BFS_EXIT_USAGE;
 }
 
@@ -80,7 +90,7 @@ static int parse_changes(const struct bfs_cmd *cmd, int argc, char **argv, struc
 
 		if (!eq && (o = find_opt(argv[i], strlen(argv[i]))) >= 0) {
 			bfs_cmd_usage_error(cmd, "'%s' needs a value: %s=%s", argv[i], argv[i],
-					    set_opts[o].values);
+					    set_opts[o].arg);
 			return -1;
 		}
 		if (o < 0) {
@@ -257,7 +267,7 @@ static int set_options(const struct bfs_cmd *cmd, struct bfs_dev *dev, const cha
 		goto out;
 	}
 	for (i = 0; i < nr; i++) {
-		if (set_opts[ch[i].opt].needs_clean && !(le32_to_cpu(sb->flags) & BFS_SB_CLEAN)) {
+		if (needs_clean(ch[i].opt) && !(le32_to_cpu(sb->flags) & BFS_SB_CLEAN)) {
 			bfs_cmd_error(cmd, "'%s' was not closed cleanly and its journal needs replay; "
 				      "%s can only change on a clean filesystem (mount and unmount it, "
 				      "or run 'bfs fsck', first)", path, set_opts[ch[i].opt].name);
@@ -299,7 +309,7 @@ out:
 
 static int cmd_set_option(const struct bfs_cmd *cmd, int argc, char **argv)
 {
-	struct change ch[ARRAY_SIZE(set_opts)];
+	struct change ch[NR_SETTINGS];
 	struct bfs_dev *dev;
 	bool dry_run = false;
 	int c, nr, ret;
@@ -317,7 +327,7 @@ static int cmd_set_option(const struct bfs_cmd *cmd, int argc, char **argv)
 		return bfs_cmd_usage_error(cmd, "no device given");
 	if (optind + 1 >= argc)
 		return bfs_cmd_usage_error(cmd, "no OPTION=VALUE given");
-	if (argc - optind - 1 > (int)ARRAY_SIZE(set_opts))
+	if (argc - optind - 1 > (int)NR_SETTINGS)
 		return bfs_cmd_usage_error(cmd, "too many options");
 	nr = parse_changes(cmd, argc - optind - 1, argv + optind + 1, ch);
 	if (nr < 0)
@@ -335,14 +345,8 @@ const struct bfs_cmd bfs_cmd_set_option = {
 	.fn = cmd_set_option,
 	.summary = "change settings of an unmounted bfs filesystem",
 	.synopsis = "[--dry-run] DEVICE OPTION=VALUE...",
-	.help_head =
-	"Settings (each OPTION=VALUE; several may be given and are written at once):\n"
-	"  label=TEXT        the label, at most 64 bytes; label= clears it\n"
-	"  uuid=UUID         a new UUID, or random, or time (needs a clean filesystem)\n"
-	"  compression=TYPE  none or zstd[:LEVEL] (LEVEL 1 to 19) for new data\n"
-	"  checksum=TYPE     xxhash or none for new file data (metadata keeps its type)\n"
-	"  commit=SECONDS    commit what was written every SECONDS (0: only at fsync\n"
-	"                    and unmount)\n",
+	.settings_title = "Settings (each OPTION=VALUE; several may be given and are written at once)",
+	.settings = set_opts,
 	.opts = set_option_opts,
 	.help =
 	"The filesystem must not be mounted.  Each line printed is 'OPTION: OLD -> NEW';\n"

@@ -266,6 +266,14 @@ for name in $cmds; do
 			fail "$rel: OPTIONS does not describe '$o' (an option of 'bfs $name --help')"
 		fi
 	done
+	# the OPTION=VALUE settings of the --help (set-option): each named in the page
+	for o in $(sed -n 's/^  \([a-z_][a-z0-9_]*=\)[A-Z].*/\1/p' "$tmp/cmdhelp"); do
+		if sed 's/\\f[A-Z]//g; s/\\-/-/g' "$page" | grep -q -- "$o"; then
+			pass
+		else
+			fail "$rel: does not describe the setting '$o' of 'bfs $name --help'"
+		fi
+	done
 	for o in $(cat "$tmp/opts.tags"); do
 		if grep -qx -- "$o" "$tmp/opts.help"; then
 			pass
