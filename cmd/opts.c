@@ -25,6 +25,7 @@ static bool same_name(const struct bfs_opt *a, const struct bfs_opt *b)
 /* 0, or -1 with the reason said: @table breaks an invariant of opts.h */
 static int check_table(const struct bfs_cmd *cmd, const struct bfs_opt *table, bool settings)
 {
+	static bool said;
 	const struct bfs_opt *o, *p;
 	size_t n = 0;
 
@@ -38,8 +39,10 @@ static int check_table(const struct bfs_cmd *cmd, const struct bfs_opt *table, b
 	}
 	return 0;
 bad:
-	fprintf(stderr, "bfs %s: internal error: bad option table row '%s'\n", cmd->name,
-		o->name ? o->name : "");
+	if (!said)	/* the help scan and the parse both get here */
+		fprintf(stderr, "bfs %s: internal error: bad option table row '%s'\n", cmd->name,
+			o->name ? o->name : "");
+	said = true;
 	return -1;
 }
 
@@ -82,17 +85,20 @@ static const struct bfs_opt *row_of(const struct bfs_cmd *cmd, int id)
 	return NULL;
 }
 
+/* one command runs per process: one set of tables, rebuilt if the command changes */
+static struct getopt_tables tables;
+
 int bfs_cmd_getopt(const struct bfs_cmd *cmd, int argc, char **argv,
 		   const struct bfs_opt **row)
 {
-	static struct getopt_tables t;
+	struct getopt_tables *t = &tables;
 	int c, idx = -1;
 
-	if (build(cmd, &t))
+	if (build(cmd, t))
 		return '?';
-	c = getopt_long(argc, argv, t.optstring, t.longopts, &idx);
+	c = getopt_long(argc, argv, t->optstring, t->longopts, &idx);
 	if (row)
-		*row = c == '?' || c == -1 ? NULL : idx >= 0 ? t.rows[idx] : row_of(cmd, c);
+		*row = c == '?' || c == -1 ? NULL : idx >= 0 ? t->rows[idx] : row_of(cmd, c);
 	return c;
 }
 
@@ -102,8 +108,11 @@ bool bfs_cmd_wants_help(const struct bfs_cmd *cmd, int argc, char **argv)
 	int c, saved_opterr = opterr;
 	bool help = false;
 
-	if (!copy)
+	/* a bad table: the command's own parse says so (and fails) */
+	if (!copy || build(cmd, &tables)) {
+		free(copy);
 		return false;
+	}
 	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
 	opterr = 0;
 	optind = 0;	/* a new scan: getopt forgets any earlier one */
