@@ -283,9 +283,9 @@ const struct bfs_cmd bfs_cmd_resize = {
 	.help_head =
 	"Without SIZE the filesystem grows to the size of DEVICE.  SIZE is in bytes or\n"
 	"with a suffix (K, M, G, T: powers of 1024).  An image file is extended to SIZE\n"
-	"first, and cut to SIZE after a shrink, which moves the file data beyond the\n"
-	"new end below it; it is refused, with the amount, if that does not fit or if\n"
-	"btree nodes lie there.\n",
+	"first, and cut to SIZE after a shrink, which moves the file data and btree\n"
+	"nodes beyond the new end below it; it is refused, with the amount, if they do\n"
+	"not fit.\n",
 	.opts = resize_opts,
 	.help =
 	"The filesystem must be unmounted and cleanly closed.  The resize is one\n"
