@@ -12,7 +12,8 @@
 #   - the first line of the man page's SYNOPSIS, with the formatting
 #     stripped, equals the usage line of `bfs NAME --help` after "usage: ";
 #   - its OPTIONS section describes every option of the --help lines (which
-#     come from the command's option table), and its .TP tags name no other.
+#     come from the command's option table), and its .TP tags name no other;
+#   - the usage line names only options of the table.
 # Every name of `bfs --aliases` is in its command's SYNOPSIS and completion.
 # And bash-completion/bfs is exactly the output of `bfs completion`.
 #
@@ -266,6 +267,16 @@ for name in $cmds; do
 			fail "$rel: OPTIONS does not describe '$o' (an option of 'bfs $name --help')"
 		fi
 	done
+	# the usage line names only options of the table ("-sfnv": each letter)
+	for o in $(printf '%s\n' "$want" | grep -o -- '[[ |]--\{0,1\}[A-Za-z][-a-z0-9]*' |
+		   sed 's/^.//; /^--/!s/^-\(.*\)/\1/; /^--/!s/./-&\n/g' | grep -- '^-'); do
+		if grep -qx -- "$o" "$tmp/opts.help"; then
+			pass
+		else
+			fail "'bfs $name --help': the usage line names '$o', which is not an option of it"
+		fi
+	done
+
 	# the OPTION=VALUE settings of the --help (set-option): each named in the page
 	for o in $(sed -n 's/^  \([a-z_][a-z0-9_]*=\)[A-Z].*/\1/p' "$tmp/cmdhelp"); do
 		if sed 's/\\f[A-Z]//g; s/\\-/-/g' "$page" | grep -q -- "$o"; then
