@@ -171,8 +171,6 @@ man-problems: $(B)/bfs
 
 # the filesystem type is bcowfs: "bfs" is util-linux's and the kernel's SCO boot fs
 FSTYPE := bcowfs
-FS_ALIASES := mkfs.$(FSTYPE):bfs-format fsck.$(FSTYPE):bfs-fsck \
-	mount.$(FSTYPE):bfs-mount-helper mount.fuse.$(FSTYPE):bfs-mount-helper
 
 # man pages name the installed paths, so /usr/local in them becomes $(PREFIX)
 install: all
@@ -180,10 +178,12 @@ install: all
 	install -m 755 $(B)/bfs $(DESTDIR)$(SBINDIR)/bfs
 	for p in doc/*.8; do sed 's|/usr/local|$(PREFIX)|g' $$p > $(DESTDIR)$(MANDIR)/man8/$${p#doc/} && \
 		chmod 644 $(DESTDIR)$(MANDIR)/man8/$${p#doc/} || exit 1; done
-	for a in $(FS_ALIASES); do ln -sf bfs $(DESTDIR)$(SBINDIR)/$${a%%:*} && \
-		ln -sf $${a#*:}.8 $(DESTDIR)$(MANDIR)/man8/$${a%%:*}.8 || exit 1; done
 	install -m 644 bash-completion/bfs $(DESTDIR)$(COMPLETIONDIR)/bfs
-	for a in mkfs fsck mount mount.fuse; do ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a.$(FSTYPE) || exit 1; done
+	# the installed names are cmd/bfs.c's bfs_aliases: "NAME COMMAND" lines
+	set -e; aliases=$$($(B)/bfs --aliases); echo "$$aliases" | while read -r a c; do \
+		ln -sf bfs $(DESTDIR)$(SBINDIR)/$$a; \
+		ln -sf bfs-$$c.8 $(DESTDIR)$(MANDIR)/man8/$$a.8; \
+		ln -sf bfs $(DESTDIR)$(COMPLETIONDIR)/$$a; done
 	install -d $(DESTDIR)$(UDEVRULESDIR)
 	sed 's|@SBINDIR@|$(SBINDIR)|g' udev/64-$(FSTYPE).rules.in > $(DESTDIR)$(UDEVRULESDIR)/64-$(FSTYPE).rules
 

@@ -257,7 +257,7 @@ static int phase_scan(struct btree_bench *b, u64 *ops)
 
 	bfs_btree_iter_init(&it, b->c, BFS_BTREE_INODES, BFS_POS(BENCH_INODE, 0, 0),
 			    BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (le64_to_cpu(k->inode) != BENCH_INODE)
 			break;
 		if (bfs_bkey_deleted(k))
@@ -269,8 +269,6 @@ static int phase_scan(struct btree_bench *b, u64 *ops)
 	}
 	bfs_btree_iter_exit(&it);
 	*ops = n;
-	if (ret == -ENOENT)
-		ret = 0;
 	return ret ?: (n == b->keys ? 0 : -EBADMSG);
 }
 
@@ -624,39 +622,45 @@ static void print_results(const struct btree_bench *b)
 
 /* ---- options ---- */
 
-enum {
-	OPT_VALUE_SIZE = 256, OPT_BATCH, OPT_SEED, OPT_CACHE, OPT_IMAGE, OPT_NO_JOURNAL,
-	OPT_OTHER,
-};
-
-/*
- * Every benchmark's options, so that completion offers them all; `bench fs`
- * parses its own (cmd/bench_fs.c), btree refuses the ones marked OPT_OTHER.
- */
-
-static const struct option bench_longopts[] = {
-	{ "keys",	required_argument, NULL, 'n' },
-	{ "threads",	required_argument, NULL, 't' },
-	{ "value-size",	required_argument, NULL, OPT_VALUE_SIZE },
-	{ "batch",	required_argument, NULL, OPT_BATCH },
-	{ "seed",	required_argument, NULL, OPT_SEED },
-	{ "cache",	required_argument, NULL, OPT_CACHE },
-	{ "image",	required_argument, NULL, OPT_IMAGE },
-	{ "no-journal",	no_argument,	   NULL, OPT_NO_JOURNAL },
-	{ "json",	no_argument,	   NULL, 'j' },
-	{ "size-scale",	required_argument, NULL, OPT_OTHER },
-	{ "workload",	required_argument, NULL, OPT_OTHER },
-	{ "jobs",	required_argument, NULL, OPT_OTHER },
-	{ "fsync-every", required_argument, NULL, OPT_OTHER },
-	{ "direct",	no_argument,	   NULL, OPT_OTHER },
-	{ "data-chunk",	required_argument, NULL, OPT_OTHER },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt bench_opts[] = {
+	BFS_OPT("keys", 'n', 0, "N", "btree: keys per phase (default 1000000; k, M, G suffixes)"),
+	BFS_OPT("threads", 't', 0, "T",
+		"btree: threads for rand_lookup and rand_mixed (default 1);\n"
+		"fs: threads issuing random I/O (default 16)"),
+	BFS_OPT("value-size", 0, BENCH_OPT_VALUE_SIZE, "BYTES",
+		"btree: value bytes per key, a multiple of 8 (default 16)"),
+	BFS_OPT("batch", 0, BENCH_OPT_BATCH, "K", "btree: updates per transaction (default 1)"),
+	BFS_OPT("cache", 0, BENCH_OPT_CACHE, "SIZE",
+		"btree: node cache budget (default: the library's default)"),
+	BFS_OPT("no-journal", 0, BENCH_OPT_NO_JOURNAL, NULL,
+		"btree: open without the journal (durable only at flush)"),
+	BFS_OPT("size-scale", 0, BENCH_OPT_SIZE_SCALE, "N",
+		"fs: divide every size by N (default 1: full size)"),
+	BFS_OPT("workload", 0, BENCH_OPT_WORKLOAD, "NAME",
+		"fs: run only these (comma-separated; default all)",
+		.values = BFS_VAL_LIST, .words = "append randwrite randread smallfiles objects seqread"),
+	BFS_OPT("jobs", 0, BENCH_OPT_JOBS, "J", "fs: append jobs (default 8)"),
+	BFS_OPT("fsync-every", 0, BENCH_OPT_FSYNC_EVERY, "K",
+		"fs: objects: fsync the log every K appends (default 8)"),
+	BFS_OPT("direct", 0, BENCH_OPT_DIRECT, NULL, "fs: open the image with O_DIRECT where its\n"
+		"filesystem allows it (default: through the page cache)"),
+	BFS_OPT("data-chunk", 0, BENCH_OPT_DATA_CHUNK, "SIZE",
+		"fs: format with this data chunk size (bfs-format(8))",
+		.values = BFS_VAL_WORDS, .words = "4K 8K 16K 32K 64K"),
+	BFS_OPT("seed", 0, BENCH_OPT_SEED, "S",
+		"seed of the key sets, sizes, offsets and the tree\n"
+		"(default 42)"),
+	BFS_OPT("image", 0, BENCH_OPT_IMAGE, "PATH",
+		"create the image here (must not exist; removed\n"
+		"after); default: a temporary file in $TMPDIR or /tmp", .values = BFS_VAL_FILE),
+	BFS_OPT("json", 'j', 0, NULL, "print JSON (keys are listed in bfs-bench(8))"),
+	{ 0 }
 };
 
 /* "1000000", "1M", "10m", "20k": counts take decimal suffixes (powers of 1000) */
 
 static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c,
-		     const char *long_name)
+		     const struct bfs_opt *row)
 {
 	u64 v = 0;
 
@@ -671,41 +675,38 @@ static int parse_opt(const struct bfs_cmd *cmd, struct btree_bench *b, int c,
 						   optarg);
 		b->threads = (unsigned)v;
 		return 0;
-	case OPT_VALUE_SIZE:
+	case BENCH_OPT_VALUE_SIZE:
 		if (bfs_parse_size(optarg, &v) || v < 8 || v > 4096 || v % 8)
 			return bfs_cmd_usage_error(cmd, "invalid value size '%s' "
 						   "(a multiple of 8 from 8 to 4096)", optarg);
 		b->value_size = (unsigned)v;
 		return 0;
-	case OPT_BATCH:
+	case BENCH_OPT_BATCH:
 		if (bench_parse_count(optarg, 1, 1000000, &v))
 			return bfs_cmd_usage_error(cmd, "invalid batch '%s' (1 to 1000000)",
 						   optarg);
 		b->batch = (unsigned)v;
 		return 0;
-	case OPT_SEED:
+	case BENCH_OPT_SEED:
 		if (bench_parse_count(optarg, 0, UINT64_MAX, &b->seed))
 			return bfs_cmd_usage_error(cmd, "invalid seed '%s'", optarg);
 		return 0;
-	case OPT_CACHE:
+	case BENCH_OPT_CACHE:
 		if (bfs_parse_size(optarg, &b->cache) || b->cache < MiB)
 			return bfs_cmd_usage_error(cmd, "invalid cache size '%s' (at least 1M)",
 						   optarg);
 		return 0;
-	case OPT_IMAGE:
+	case BENCH_OPT_IMAGE:
 		b->image_opt = optarg;
 		return 0;
-	case OPT_NO_JOURNAL:
+	case BENCH_OPT_NO_JOURNAL:
 		b->no_journal = true;
 		return 0;
 	case 'j':
 		b->json = true;
 		return 0;
-	case OPT_OTHER:
-		return bfs_cmd_usage_error(cmd, "option '--%s' does not apply to 'bench btree'",
-					   long_name);
 	default:
-		return bfs_cmd_usage_error(cmd, "bad option");
+		return bench_opt_refused(cmd, row, "btree");
 	}
 }
 
@@ -724,10 +725,11 @@ static int bench_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 		.keys = 1000000, .seed = BENCH_DEFAULT_SEED, .threads = 1, .batch = 1,
 		.value_size = 16,
 	};
-	int c, ret, idx = 0;
+	const struct bfs_opt *row;
+	int c, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, &idx)) != -1) {
-		ret = parse_opt(cmd, &b, c, cmd->longopts[idx].name);
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, &row)) != -1) {
+		ret = parse_opt(cmd, &b, c, row);
 		if (ret)
 			return ret;
 	}
@@ -787,26 +789,17 @@ const struct bfs_cmd bfs_cmd_bench = {
 	.fn = cmd_bench,
 	.summary = "measure the speed of libcore (btree, fs)",
 	.synopsis = "BENCHMARK [options]",
-	.help =
+	.help_head =
 	"Benchmarks:\n"
 	"  btree             inserts, lookups, a scan, mixed ops and deletes on a fresh\n"
 	"                    image: seq_insert rand_insert rand_lookup seq_scan\n"
-	"                    rand_mixed rand_delete, in ns/op and ops/s.  Options:\n"
-	"  -n, --keys=N            keys per phase (default 1000000; k, M, G suffixes)\n"
-	"  -t, --threads=T         threads for rand_lookup and rand_mixed (default 1)\n"
-	"      --value-size=BYTES  value bytes per key, a multiple of 8 (default 16)\n"
-	"      --batch=K           updates per transaction (default 1)\n"
-	"      --seed=S            seed of the key sets (default 42)\n"
-	"      --cache=SIZE        node cache budget (default: the library's default)\n"
-	"      --image=PATH        create the image here (must not exist; removed after);\n"
-	"                          default: a temporary file in $TMPDIR or /tmp\n"
-	"      --no-journal        open without the journal (durable only at flush)\n"
-	"  -j, --json              print JSON (keys are listed in bfs-bench(8))\n"
-	"\n"
-	BFS_BENCH_FS_HELP
-	"\nbench/btree-vs-lmdb runs the same key sets through LMDB and prints the\n"
+	"                    rand_mixed rand_delete, in ns/op and ops/s\n"
+	BFS_BENCH_FS_HELP,
+	.opts_title = "Options (btree: and fs: mark the options of one benchmark)",
+	.opts = bench_opts,
+	.help =
+	"bench/btree-vs-lmdb runs the same key sets through LMDB and prints the\n"
 	"ratio per operation.  Speed is never asserted: the numbers are for people.\n",
-	.shortopts = "n:t:j",
-	.longopts = bench_longopts,
-	.args = BFS_ARG_NONE,
+	.args = BFS_ARG_WORDS,
+	.arg_words = "btree fs",
 };

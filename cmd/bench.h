@@ -5,6 +5,20 @@
 
 #include "cmd.h"
 
+/*
+ * The ids of bfs bench's options (one table in cmd/bench.c, so that --help
+ * and completion offer them all); each benchmark refuses the ones it lacks.
+ */
+enum bench_opt {
+	BENCH_OPT_KEYS = 'n', BENCH_OPT_THREADS = 't', BENCH_OPT_JSON = 'j',
+	BENCH_OPT_VALUE_SIZE = BFS_OPT_LONG, BENCH_OPT_BATCH, BENCH_OPT_SEED, BENCH_OPT_CACHE,
+	BENCH_OPT_IMAGE, BENCH_OPT_NO_JOURNAL, BENCH_OPT_SIZE_SCALE, BENCH_OPT_WORKLOAD,
+	BENCH_OPT_JOBS, BENCH_OPT_FSYNC_EVERY, BENCH_OPT_DIRECT, BENCH_OPT_DATA_CHUNK,
+};
+
+/* "option '--NAME' does not apply to 'bench BENCH'": the usage error */
+int bench_opt_refused(const struct bfs_cmd *cmd, const struct bfs_opt *row, const char *bench);
+
 /* splitmix64's output function: the generators of every benchmark */
 u64 bench_mix64(u64 z);
 /* the seed of one stream (a phase or workload @a, a thread @b) of a run */

@@ -700,24 +700,6 @@ static void print_results(const struct fs_bench *b)
 
 /* ---- options ---- */
 
-enum {
-	OPT_SIZE_SCALE = 256, OPT_WORKLOAD, OPT_JOBS, OPT_THREADS, OPT_FSYNC_EVERY, OPT_SEED,
-	OPT_IMAGE, OPT_JSON, OPT_DIRECT, OPT_DATA_CHUNK,
-};
-
-static const struct option fs_longopts[] = {
-	{ "size-scale",	 required_argument, NULL, OPT_SIZE_SCALE },
-	{ "workload",	 required_argument, NULL, OPT_WORKLOAD },
-	{ "jobs",	 required_argument, NULL, OPT_JOBS },
-	{ "threads",	 required_argument, NULL, OPT_THREADS },
-	{ "fsync-every", required_argument, NULL, OPT_FSYNC_EVERY },
-	{ "seed",	 required_argument, NULL, OPT_SEED },
-	{ "image",	 required_argument, NULL, OPT_IMAGE },
-	{ "json",	 no_argument,	    NULL, OPT_JSON },
-	{ "direct",	 no_argument,	    NULL, OPT_DIRECT },
-	{ "data-chunk",	 required_argument, NULL, OPT_DATA_CHUNK },
-	{ NULL, 0, NULL, 0 }
-};
 
 
 /* "append,randread": a comma-separated subset */
@@ -740,17 +722,18 @@ static int parse_workloads(struct fs_bench *b, const char *list)
 	return ret;
 }
 
-static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool *picked)
+static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c,
+		     const struct bfs_opt *row, bool *picked)
 {
 	u64 v;
 
 	switch (c) {
-	case OPT_SIZE_SCALE:
+	case BENCH_OPT_SIZE_SCALE:
 		if (bench_parse_count(optarg, 1, 1u << 20, &b->scale))
 			return bfs_cmd_usage_error(cmd, "invalid size scale '%s' (1 to %u)",
 						   optarg, 1u << 20);
 		return 0;
-	case OPT_WORKLOAD:
+	case BENCH_OPT_WORKLOAD:
 		*picked = true;
 		if (parse_workloads(b, optarg))
 			return bfs_cmd_usage_error(cmd, "invalid workload list '%s' (append, "
@@ -758,53 +741,52 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 						   "seqread)",
 						   optarg);
 		return 0;
-	case OPT_JOBS:
-	case OPT_THREADS:
+	case BENCH_OPT_JOBS:
+	case BENCH_OPT_THREADS:
 		if (bench_parse_count(optarg, 1, 256, &v))
 			return bfs_cmd_usage_error(cmd, "invalid %s count '%s' (1 to 256)",
-						   c == OPT_JOBS ? "job" : "thread", optarg);
-		*(c == OPT_JOBS ? &b->jobs : &b->threads) = (unsigned)v;
+						   c == BENCH_OPT_JOBS ? "job" : "thread", optarg);
+		*(c == BENCH_OPT_JOBS ? &b->jobs : &b->threads) = (unsigned)v;
 		return 0;
-	case OPT_FSYNC_EVERY:
+	case BENCH_OPT_FSYNC_EVERY:
 		if (bench_parse_count(optarg, 1, 1000000, &v))
 			return bfs_cmd_usage_error(cmd, "invalid --fsync-every '%s'", optarg);
 		b->fsync_every = (unsigned)v;
 		return 0;
-	case OPT_SEED:
+	case BENCH_OPT_SEED:
 		if (bench_parse_count(optarg, 0, UINT64_MAX, &b->seed))
 			return bfs_cmd_usage_error(cmd, "invalid seed '%s'", optarg);
 		return 0;
-	case OPT_IMAGE:
+	case BENCH_OPT_IMAGE:
 		b->image_opt = optarg;
 		return 0;
-	case OPT_DIRECT:
+	case BENCH_OPT_DIRECT:
 		b->direct = true;
 		return 0;
-	case OPT_DATA_CHUNK:
+	case BENCH_OPT_DATA_CHUNK:
 		/* bfs_sb_layout() checks the range and says what is wrong */
 		if (bfs_parse_size(optarg, &v) || !v || v > UINT32_MAX)
 			return bfs_cmd_usage_error(cmd, "invalid data chunk size '%s'", optarg);
 		b->data_chunk = (u32)v;
 		return 0;
-	case OPT_JSON:
+	case BENCH_OPT_JSON:
 		b->json = true;
 		return 0;
 	default:
-		return bfs_cmd_usage_error(cmd, "bad option");
+		return bench_opt_refused(cmd, row, "fs");
 	}
 }
 
 static int parse_args(const struct bfs_cmd *cmd, struct fs_bench *b, int argc, char **argv)
 {
+	const struct bfs_opt *row;
 	bool picked = false;
 	unsigned w;
 	int c, ret;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "j", fs_longopts, NULL)) != -1) {
-		if (c == 'j')
-			c = OPT_JSON;
-		ret = parse_opt(cmd, b, c, &picked);
+	optind = 0;
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, &row)) != -1) {
+		ret = parse_opt(cmd, b, c, row, &picked);
 		if (ret)
 			return ret;
 	}

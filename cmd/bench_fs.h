@@ -18,16 +18,6 @@ int bfs_bench_fs(const struct bfs_cmd *cmd, int argc, char **argv);
 	"                    (4 KiB, QD64 equivalent), smallfiles (kernel-like tree,\n" \
 	"                    then sync), objects (4 MiB + xattr, fsync'd log),\n" \
 	"                    seqread (the randread file, 128 KiB reads); in\n" \
-	"                    MB/s, IOPS and ns/op.  Options:\n" \
-	"      --size-scale=N      divide every size by N (default 1: full size)\n" \
-	"      --workload=NAME     run only these (comma-separated; default all)\n" \
-	"      --jobs=J            append jobs (default 8)\n" \
-	"      --threads=T         threads issuing random I/O (default 16)\n" \
-	"      --fsync-every=K     objects: fsync the log every K appends (default 8)\n" \
-	"      --seed=S            seed of sizes, offsets and the tree (default 42)\n" \
-	"      --direct            open the image with O_DIRECT where its filesystem\n" \
-	"                          allows it (default: through the page cache)\n" \
-	"      --data-chunk=SIZE   format with this data chunk size (bfs-format(8))\n" \
-	"      --image=PATH, --json  as for btree\n"
+	"                    MB/s, IOPS and ns/op\n"
 
 #endif /* BFS_CMD_BENCH_FS_H */

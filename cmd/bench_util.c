@@ -119,3 +119,14 @@ int bench_parse_count(const char *s, u64 min, u64 max, u64 *out)
 	*out = v * mult;
 	return 0;
 }
+
+int bench_opt_refused(const struct bfs_cmd *cmd, const struct bfs_opt *row, const char *bench)
+{
+	if (!row)
+		return bfs_cmd_usage_error(cmd, "bad option");
+	if (row->name)
+		return bfs_cmd_usage_error(cmd, "option '--%s' does not apply to 'bench %s'",
+					   row->name, bench);
+	return bfs_cmd_usage_error(cmd, "option '-%c' does not apply to 'bench %s'", row->letter,
+				   bench);
+}

@@ -31,34 +31,25 @@ const struct bfs_cmd *const bfs_cmds[] = {
 	NULL,
 };
 
-static const struct {
-	const char *argv0;
-	const struct bfs_cmd *cmd;
-} aliases[] = {
-	{ "mkfs.bcowfs", &bfs_cmd_format },
-	{ "fsck.bcowfs", &bfs_cmd_fsck },
+/* make install, completion and the man page check take these from `bfs --aliases` */
+const struct bfs_alias bfs_aliases[] = {
+	{ "mkfs." BFS_FS_TYPE, &bfs_cmd_format },
+	{ "fsck." BFS_FS_TYPE, &bfs_cmd_fsck },
 	/* mount(8) runs mount.TYPE; "-t fuse.bcowfs" runs mount.fuse.bcowfs */
-	{ "mount.bcowfs", &bfs_cmd_mount_helper },
-	{ "mount.fuse.bcowfs", &bfs_cmd_mount_helper },
+	{ "mount." BFS_FS_TYPE, &bfs_cmd_mount_helper },
+	{ "mount.fuse." BFS_FS_TYPE, &bfs_cmd_mount_helper },
+	{ NULL, NULL },
 };
 
 static void main_usage(FILE *f)
 {
 	const struct bfs_cmd *const *c;
 
-	fprintf(f, "usage: bfs [--version] [--help] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: bfs [--version] [--help] [--aliases] COMMAND [ARGS]\n\n"
 		"bfs is a copy-on-write btree filesystem; its commands are:\n\n");
 	for (c = bfs_cmds; *c; c++)
 		fprintf(f, "  %-12s %s\n", (*c)->name, (*c)->summary);
 	fprintf(f, "\nSee 'bfs help COMMAND' or 'bfs COMMAND --help' for one command.\n");
-}
-
-static void cmd_help(const struct bfs_cmd *cmd)
-{
-	printf("usage: bfs %s %s\n\n%s.\n", cmd->name, cmd->synopsis, cmd->summary);
-	if (cmd->help && *cmd->help)
-		printf("\n%s", cmd->help);
-	printf("\n  -h, --help        show this help and exit\n");
 }
 
 static const struct bfs_cmd *find_cmd(const char *name)
@@ -103,19 +94,6 @@ static void report_unknown(const char *name)
 		fprintf(stderr, "bfs: unknown command '%s'\n", name);
 }
 
-static bool wants_help(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return true;
-	}
-	return false;
-}
-
 /* like git: a command whose output could not be written has failed */
 static int finish_stdout(int ret)
 {
@@ -133,30 +111,29 @@ static int run_cmd(const struct bfs_cmd *cmd, int argc, char **argv)
 	/* getopt's own messages then say "bfs format: ..." */
 	snprintf(name, sizeof(name), "bfs %s", cmd->name);
 	argv[0] = name;
-	if (wants_help(argc, argv)) {
-		cmd_help(cmd);
+	if (bfs_cmd_wants_help(cmd, argc, argv)) {
+		bfs_cmd_print_help(cmd, stdout);
 		return finish_stdout(BFS_EXIT_OK);
 	}
-	optind = 1;
 	return finish_stdout(cmd->fn(cmd, argc, argv));
 }
 
 int main(int argc, char **argv)
 {
 	const char *base = basename(argv[0]);
+	const struct bfs_alias *a;
 	const struct bfs_cmd *cmd;
-	size_t i;
 
 	bfs_cmd_log_to_stderr();
-	for (i = 0; i < ARRAY_SIZE(aliases); i++) {
-		if (strcmp(base, aliases[i].argv0))
+	for (a = bfs_aliases; a->argv0; a++) {
+		if (strcmp(base, a->argv0))
 			continue;
 		/* mkfs.ext4 -V and friends: -V alone is the version */
 		if (argc == 2 && (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))) {
 			printf("%s (bfs %s)\n", base, BFS_VERSION);
 			return finish_stdout(BFS_EXIT_OK);
 		}
-		return run_cmd(aliases[i].cmd, argc, argv);
+		return run_cmd(a->cmd, argc, argv);
 	}
 
 	if (argc < 2) {
@@ -171,6 +148,12 @@ int main(int argc, char **argv)
 		printf("bfs %s\n", BFS_VERSION);
 		return finish_stdout(BFS_EXIT_OK);
 	}
+	if (!strcmp(argv[1], "--aliases")) {
+		/* "NAME COMMAND" lines, for make install and the man page check */
+		for (a = bfs_aliases; a->argv0; a++)
+			printf("%s %s\n", a->argv0, a->cmd->name);
+		return finish_stdout(BFS_EXIT_OK);
+	}
 	if (!strcmp(argv[1], "help")) {
 		if (argc < 3) {
 			main_usage(stdout);
@@ -182,7 +165,7 @@ int main(int argc, char **argv)
 			main_usage(stderr);
 			return BFS_EXIT_USAGE;
 		}
-		cmd_help(cmd);
+		bfs_cmd_print_help(cmd, stdout);
 		return finish_stdout(BFS_EXIT_OK);
 	}
 	cmd = find_cmd(argv[1]);

@@ -14,6 +14,8 @@
 
 #include <bfs/types.h>
 
+#include "opts.h"
+
 /*
  * The filesystem type, for mkfs.TYPE, fsck.TYPE, mount.TYPE, fstab, udev and
  * /proc/mounts ("fuse.TYPE").  Not "bfs": util-linux, libblkid and the kernel
@@ -27,18 +29,35 @@
 #define BFS_EXIT_USAGE	2
 
 /* what completes a positional argument */
-enum bfs_arg_kind { BFS_ARG_NONE, BFS_ARG_DEVICE, BFS_ARG_DIR, BFS_ARG_COMMAND };
+enum bfs_arg_kind { BFS_ARG_NONE, BFS_ARG_DEVICE, BFS_ARG_DIR, BFS_ARG_COMMAND, BFS_ARG_WORDS };
+
+/* the most rows an option table may have (cmd/opts.c) */
+#define BFS_CMD_MAX_OPTS	40
 
 struct bfs_cmd {
 	const char *name;
 	int (*fn)(const struct bfs_cmd *cmd, int argc, char **argv);
 	const char *summary;		/* one line, lowercase, no full stop */
 	const char *synopsis;		/* after "bfs NAME ": "[options] DEVICE" */
-	const char *help;		/* option descriptions for --help */
-	const char *shortopts;		/* getopt string */
-	const struct option *longopts;	/* getopt_long table, {0} terminated */
+	const char *help_head;		/* --help text before the options, or NULL */
+	const char *opts_title;		/* heading of the option lines; NULL: "Options" */
+	const struct bfs_opt *opts;	/* the option table, {0} terminated (cmd/opts.h) */
+	const char *help;		/* --help text after the options, or NULL */
+	/* OPTION=VALUE words after the device (set-option), {0} terminated, or NULL */
+	const struct bfs_opt *settings;
+	const char *settings_title;
 	enum bfs_arg_kind args;
+	const char *arg_words;		/* BFS_ARG_WORDS: what the first argument may be */
 };
+
+/* a name the program is installed under, which runs one command */
+struct bfs_alias {
+	const char *argv0;
+	const struct bfs_cmd *cmd;
+};
+
+/* the installed names, NULL terminated (cmd/bfs.c); `bfs --aliases` lists them */
+extern const struct bfs_alias bfs_aliases[];
 
 extern const struct bfs_cmd bfs_cmd_format;
 extern const struct bfs_cmd bfs_cmd_show_super;

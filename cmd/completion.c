@@ -4,10 +4,10 @@
  * command table so that it lists exactly the commands and options bfs has.
  * bash-completion/bfs is this output, checked in; a test fails if it is stale.
  *
- * Option values come from the table below; btree, compression and checksum
- * names come from libcore itself, so they follow the code.  An option that
- * takes a value not listed here completes nothing (a size, a label), except
- * the ones marked as files.
+ * Options and what completes their values come from each command's option
+ * table (cmd/opts.h), the installed names from bfs_aliases; btree,
+ * compression and checksum names come from libcore itself, so they follow
+ * the code.
  */
 #include "cmd.h"
 
@@ -16,177 +16,132 @@
 
 #include <string.h>
 
-#define WORDS_FILES	((const char *)1)	/* complete file names */
-#define WORDS_BTREES	((const char *)2)	/* bfs_btree_id_name() */
-#define WORDS_COMPRESSION ((const char *)3)	/* none, zstd, zstd:LEVEL */
-#define WORDS_CSUM	((const char *)4)	/* bfs_csum_name() */
-#define WORDS_ERRORS	"continue remount-ro panic"	/* bfs_errors_name() */
-#define WORDS_DATA_CHUNK "4K 8K 16K 32K 64K"	/* bfs format --data-chunk, set-option data_chunk= */
-
-/* mount -o: what cmd/mount_opts.c takes (tests/integration/00-cli.sh checks bfs-mount(8) names each) */
-#define MOUNT_WORDS "ro rw allow_other allow_root writeback nowriteback debug clone_fd " \
-	"norecovery noreplay cache_size= max_threads= attr_timeout= entry_timeout= " \
-	"noatime nodiratime nosuid nodev noexec sync dirsync defaults nofail errors="
-
-static const struct {
-	const char *cmd;
-	const char *opt;	/* "--name" or "-c"; NULL: the positional arguments */
-	const char *words;
-	bool list;		/* a comma-separated list (mount -o) */
-} values[] = {
-	{ "format",	  "--compression", WORDS_COMPRESSION, false },
-	{ "format",	  "--checksum",	   WORDS_CSUM, false },
-	{ "format",	  "--errors",	   WORDS_ERRORS, false },
-	{ "format",	  "--data-chunk",  WORDS_DATA_CHUNK, false },
-	{ "bench",	  "--data-chunk",  WORDS_DATA_CHUNK, false },
-	{ "dump-btree",	  "--btree",	   WORDS_BTREES, false },
-	{ "dump-btree",	  "-b",		   WORDS_BTREES, false },
-	{ "dump-btree",	  "--start",	   "min max", false },
-	{ "dump-btree",	  "--end",	   "min max", false },
-	{ "debug",	  "--file",	   WORDS_FILES, false },
-	{ "debug",	  "-f",		   WORDS_FILES, false },
-	{ "mount",	  "--options",	   MOUNT_WORDS, true },
-	{ "mount",	  "-o",		   MOUNT_WORDS, true },
-	{ "mount-helper", "-o",		   MOUNT_WORDS, true },
-	{ "bench",	  NULL,		   "btree fs", false },
-	{ "bench",	  "--image",	   WORDS_FILES, false },
-	{ "bench",	  "--workload",	   "append randwrite randread smallfiles objects seqread", true },
-};
-
-static void print_words(const char *words)
+static void print_words(enum bfs_opt_values values, const char *words)
 {
 	unsigned i;
 
-	if (words == WORDS_BTREES) {
+	switch (values) {
+	case BFS_VAL_BTREES:
 		for (i = 0; i < BFS_BTREE_NR; i++)
 			printf("%s%s", i ? " " : "", bfs_btree_id_name(i));
-	} else if (words == WORDS_COMPRESSION) {
+		break;
+	case BFS_VAL_COMPRESSION:
 		printf("none zstd");
 		for (i = BFS_ZSTD_LEVEL_MIN; i <= BFS_ZSTD_LEVEL_MAX; i++)
 			printf(" zstd:%u", i);
-	} else if (words == WORDS_CSUM) {
+		break;
+	case BFS_VAL_CSUM:
 		for (i = 0; i < BFS_CSUM_NR; i++)
 			printf("%s%s", i ? " " : "", bfs_csum_name(i));
-	} else {
-		printf("%s", words);
+		break;
+	default:
+		printf("%s", words ? words : "");
+		break;
 	}
 }
 
-/* the bash that completes @words for the word being typed */
-static void print_reply(const char *words, bool list, const char *indent)
+/* the bash that completes a value of kind @values for the word being typed */
+static void print_reply(enum bfs_opt_values values, const char *words, const char *indent)
 {
-	if (words == WORDS_FILES) {
+	if (values == BFS_VAL_FILE) {
 		printf("%s_filedir\n", indent);
 		return;
 	}
-	if (list) {
+	if (values == BFS_VAL_LIST) {
 		/* complete the last item of "a,b,c" */
 		printf("%slocal pre=; [[ \"$cur\" == *,* ]] && pre=${cur%%,*},\n", indent);
 		printf("%sCOMPREPLY=($(compgen -P \"$pre\" -W \"", indent);
-		print_words(words);
+		print_words(values, words);
 		printf("\" -- \"${cur##*,}\"))\n%scompopt -o nospace\n", indent);
 		return;
 	}
 	printf("%sCOMPREPLY=($(compgen -W \"", indent);
-	print_words(words);
+	print_words(values, words);
 	printf("\" -- \"$cur\"))\n");
-	if (strchr(words > WORDS_CSUM ? words : "", '='))
+	if (words && strchr(words, '='))
 		printf("%s[[ \"$COMPREPLY\" == *= ]] && compopt -o nospace\n", indent);
 }
 
 static void print_options(const struct bfs_cmd *cmd)
 {
-	const struct option *o;
-	const char *s;
+	const struct bfs_opt *o;
 
-	for (o = cmd->longopts; o && o->name; o++)
-		printf(" --%s", o->name);
-	for (s = cmd->shortopts; s && *s; s++)
-		if (*s != ':' && *s != '+')
-			printf(" -%c", *s);
+	bfs_for_each_opt(o, cmd)
+		if (o->name)
+			printf(" --%s", o->name);
+	bfs_for_each_opt(o, cmd)
+		if (o->letter)
+			printf(" -%c", o->letter);
 	printf(" --help");
+}
+
+/* "--name|-n": the words that name @o */
+static void print_names(const struct bfs_opt *o, bool *any)
+{
+	printf(*any ? "|" : "\t\t");
+	if (o->name)
+		printf("--%s%s", o->name, o->letter ? "|" : "");
+	if (o->letter)
+		printf("-%c", o->letter);
+	*any = true;
 }
 
 /* a "case $prev" arm for every option that takes a value */
 static void print_value_cases(const struct bfs_cmd *cmd)
 {
-	const struct option *o;
-	const char *s;
-	size_t i;
-	bool any = false, sep;
+	const struct bfs_opt *o;
+	bool any = false;
 
 	printf("\t\tcase \"$prev\" in\n");
-	for (i = 0; i < ARRAY_SIZE(values); i++) {
-		if (strcmp(values[i].cmd, cmd->name) || !values[i].opt)
+	bfs_for_each_opt(o, cmd) {
+		if (!o->arg || o->values == BFS_VAL_ANY)
 			continue;
-		printf("\t\t%s)\n", values[i].opt);
-		print_reply(values[i].words, values[i].list, "\t\t\t");
+		any = false;
+		print_names(o, &any);
+		printf(")\n");
+		print_reply(o->values, o->words, "\t\t\t");
 		printf("\t\t\treturn ;;\n");
 	}
 	/* other options with a value (a size, a label): nothing to offer */
-	for (o = cmd->longopts; o && o->name; o++) {
-		if (o->has_arg != required_argument)
-			continue;
-		sep = false;
-		for (i = 0; i < ARRAY_SIZE(values); i++)
-			sep |= !strcmp(values[i].cmd, cmd->name) && values[i].opt &&
-			       values[i].opt[1] == '-' && !strcmp(values[i].opt + 2, o->name);
-		if (sep)
-			continue;
-		printf(any ? "|--%s" : "\t\t--%s", o->name);
-		any = true;
-	}
-	for (s = cmd->shortopts; s && *s; s++) {
-		if (s[1] != ':' || *s == ':')
-			continue;
-		sep = false;
-		for (i = 0; i < ARRAY_SIZE(values); i++)
-			sep |= !strcmp(values[i].cmd, cmd->name) && values[i].opt &&
-			       values[i].opt[1] == *s && !values[i].opt[2];
-		if (!sep) {
-			printf(any ? "|-%c" : "\t\t-%c", *s);
-			any = true;
-		}
-	}
+	any = false;
+	bfs_for_each_opt(o, cmd)
+		if (o->arg && o->values == BFS_VAL_ANY)
+			print_names(o, &any);
 	if (any)
 		printf(")\n\t\t\treturn ;;\n");
 	printf("\t\tesac\n");
 }
 
+/* DEVICE, then OPTION=VALUE words from the settings table (set-option) */
+static void print_settings(const struct bfs_cmd *c)
+{
+	const struct bfs_opt *o;
+
+	printf("\t\t\tcase \"$cur\" in\n");
+	bfs_for_each_row(o, c->settings) {
+		if (o->values == BFS_VAL_ANY || o->values == BFS_VAL_FILE)
+			continue;
+		printf("\t\t\t%s=*) COMPREPLY=($(compgen -P %s= -W \"", o->name, o->name);
+		print_words(o->values, o->words);
+		printf("\" -- \"${cur#*=}\")) ;;\n");
+	}
+	printf("\t\t\t*=*) ;;\n"
+	       "\t\t\t*)\n"
+	       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
+	       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"");
+	bfs_for_each_row(o, c->settings)
+		printf("%s%s=", o == c->settings ? "" : " ", o->name);
+	printf("\" -- \"$cur\"))\n"
+	       "\t\t\t\t\tcompopt -o nospace\n"
+	       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
+	       "\t\t\tesac\n");
+}
+
 /* the positional arguments */
 static void print_args(const struct bfs_cmd *c)
 {
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(values); i++) {
-		if (strcmp(values[i].cmd, c->name) || values[i].opt)
-			continue;
-		/* the first argument only: then options and files */
-		printf("\t\t\tif [ \"$cword\" -eq \"$first\" ]; then\n");
-		print_reply(values[i].words, values[i].list, "\t\t\t\t");
-		printf("\t\t\telse\n\t\t\t\t_filedir\n\t\t\tfi\n");
-		return;
-	}
-	if (!strcmp(c->name, "set-option")) {
-		/* DEVICE, then OPTION=VALUE... */
-		printf("\t\t\tcase \"$cur\" in\n"
-		       "\t\t\tcompression=*) COMPREPLY=($(compgen -P compression= -W \"");
-		print_words(WORDS_COMPRESSION);
-		printf("\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\tchecksum=*) COMPREPLY=($(compgen -P checksum= -W \"");
-		print_words(WORDS_CSUM);
-		printf("\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\tuuid=*) COMPREPLY=($(compgen -P uuid= -W \"random time\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\terrors=*) COMPREPLY=($(compgen -P errors= -W \"" WORDS_ERRORS "\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\tdata_chunk=*) COMPREPLY=($(compgen -P data_chunk= -W \"" WORDS_DATA_CHUNK
-		       "\" -- \"${cur#*=}\")) ;;\n"
-		       "\t\t\t*=*) ;;\n"
-		       "\t\t\t*)\n"
-		       "\t\t\t\tif [ \"$cword\" -gt \"$first\" ]; then\n"
-		       "\t\t\t\t\tCOMPREPLY=($(compgen -W \"label= uuid= compression= checksum= commit= errors= data_chunk=\" -- \"$cur\"))\n"
-		       "\t\t\t\t\tcompopt -o nospace\n"
-		       "\t\t\t\telse\n\t\t\t\t\t_filedir\n\t\t\t\tfi ;;\n"
-		       "\t\t\tesac\n");
+	if (c->settings) {
+		print_settings(c);
 		return;
 	}
 	switch (c->args) {
@@ -202,6 +157,12 @@ static void print_args(const struct bfs_cmd *c)
 			printf(" %s", (*d)->name);
 		printf("\" -- \"$cur\"))\n");
 		break;
+	case BFS_ARG_WORDS:
+		/* the first argument only: then options and files */
+		printf("\t\t\tif [ \"$cword\" -eq \"$first\" ]; then\n");
+		print_reply(BFS_VAL_WORDS, c->arg_words, "\t\t\t\t");
+		printf("\t\t\telse\n\t\t\t\t_filedir\n\t\t\tfi\n");
+		break;
 	case BFS_ARG_NONE:
 		printf("\t\t\t:\n");
 		break;
@@ -211,26 +172,27 @@ static void print_args(const struct bfs_cmd *c)
 static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 {
 	const struct bfs_cmd *const *c;
+	const struct bfs_alias *a;
 	char names[1024] = "";
 
 	for (c = bfs_cmds; *c; c++)
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 			 c == bfs_cmds ? "" : " ", (*c)->name);
 
-	if (argc > 1)
-		return bfs_cmd_usage_error(self, "unexpected argument '%s'", argv[1]);
+	if (bfs_cmd_getopt(self, argc, argv, NULL) != -1)
+		return bfs_cmd_usage_error(self, "bad option");
+	if (optind < argc)
+		return bfs_cmd_usage_error(self, "unexpected argument '%s'", argv[optind]);
 	printf("# bash completion for bfs -- generated by 'bfs completion', do not edit\n"
 	       "_bfs()\n{\n"
 	       "\tlocal cur prev cmd words cword split first=1\n"
 	       "\t_init_completion -s || return\n"
-	       "\tcase \"${words[0]##*/}\" in\n"
-	       "\tmkfs.%s) cmd=format ;;\n"
-	       "\tfsck.%s) cmd=fsck ;;\n"
-	       "\tmount.%s|mount.fuse.%s) cmd=mount-helper ;;\n"
-	       "\t*)\n"
+	       "\tcase \"${words[0]##*/}\" in\n");
+	for (a = bfs_aliases; a->argv0; a++)
+		printf("\t%s) cmd=%s ;;\n", a->argv0, a->cmd->name);
+	printf("\t*)\n"
 	       "\t\tif [ \"$cword\" -eq 1 ]; then\n"
-	       "\t\t\tCOMPREPLY=($(compgen -W \"--help --version help", BFS_FS_TYPE,
-	       BFS_FS_TYPE, BFS_FS_TYPE, BFS_FS_TYPE);
+	       "\t\t\tCOMPREPLY=($(compgen -W \"--help --version --aliases help");
 	for (c = bfs_cmds; *c; c++)
 		printf(" %s", (*c)->name);
 	printf("\" -- \"$cur\"))\n"
@@ -268,8 +230,10 @@ static int cmd_completion(const struct bfs_cmd *self, int argc, char **argv)
 		printf(" %s", (*c)->name);
 	printf("\" -- \"$cur\"))\n\t\t;;\n"
 	       "\tesac\n}\n"
-	       "complete -F _bfs bfs mkfs.%s fsck.%s mount.%s mount.fuse.%s\n", BFS_FS_TYPE,
-	       BFS_FS_TYPE, BFS_FS_TYPE, BFS_FS_TYPE);
+	       "complete -F _bfs bfs");
+	for (a = bfs_aliases; a->argv0; a++)
+		printf(" %s", a->argv0);
+	printf("\n");
 	return BFS_EXIT_OK;
 }
 

@@ -280,11 +280,13 @@ static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
 	fprintf(stderr, "bfs debug: %s%s\n", prefix[level], msg);
 }
 
-static const struct option debug_longopts[] = {
-	{ "write",	no_argument,	   NULL, 'w' },
-	{ "request",	required_argument, NULL, 'R' },
-	{ "file",	required_argument, NULL, 'f' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt debug_opts[] = {
+	BFS_OPT("write", 'w', 0, NULL, "allow the write commands (the filesystem is reopened\n"
+		"read-write at the first key or file write)"),
+	BFS_OPT("request", 'R', 0, "CMD", "run one shell command and exit"),
+	BFS_OPT("file", 'f', 0, "FILE", "run the commands in FILE (- for stdin), echoing each\n"
+		"after the prompt \"bfs: \"; # lines are comments", .values = BFS_VAL_FILE),
+	{ 0 }
 };
 
 static int cmd_debug(const struct bfs_cmd *cmd, int argc, char **argv)
@@ -293,7 +295,7 @@ static int cmd_debug(const struct bfs_cmd *cmd, int argc, char **argv)
 	const char *request = NULL, *file = NULL;
 	int c, ret, flags;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			d.writable = true;
@@ -347,17 +349,10 @@ const struct bfs_cmd bfs_cmd_debug = {
 	.fn = cmd_debug,
 	.summary = "interactive shell to inspect and repair a bfs image",
 	.synopsis = "[-w] [-R REQUEST] [-f CMDFILE] DEVICE",
+	.opts = debug_opts,
 	.help =
-	"Options:\n"
-	"  -w, --write       allow the write commands (the filesystem is reopened\n"
-	"                    read-write at the first key or file write)\n"
-	"  -R, --request=CMD run one shell command and exit\n"
-	"  -f, --file=FILE   run the commands in FILE (- for stdin), echoing each\n"
-	"                    after the prompt \"bfs: \"; # lines are comments\n"
-	"\nWithout -R or -f the shell reads commands interactively (readline, with\n"
+	"Without -R or -f the shell reads commands interactively (readline, with\n"
 	"history in ~/.bfs_debug_history and tab completion).  Type 'help' for the\n"
 	"commands.  The exit status is 1 if any command failed, else 0.\n",
-	.shortopts = "wR:f:",
-	.longopts = debug_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -88,7 +88,7 @@ static void data_type_stats(struct dbg *d, u64 bucket_size)
 	int ret;
 
 	bfs_btree_iter_init(&it, d->core, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_alloc_v *a = bfs_bkey_val(k);
 
 		if (k->type != BFS_KEY_ALLOC || bfs_bkey_val_u64s(k) < BFS_ALLOC_VAL_U64S)
@@ -98,6 +98,8 @@ static void data_type_stats(struct dbg *d, u64 bucket_size)
 		live[t] += le64_to_cpu(a->live_sectors);
 	}
 	bfs_btree_iter_exit(&it);
+	if (ret)	/* the counts below are then of the keys before the damage */
+		printf("%-22s reading stopped: %s\n", "alloc keys:", strerror(-ret));
 	for (t = 0; t <= BFS_BUCKET_TYPE_NR; t++) {
 		if (!buckets[t])
 			continue;
@@ -178,7 +180,7 @@ int dbg_cmd_keys(struct dbg *d, int argc, char **argv)
 		return dbg_err(d, "bad position '%s' (INODE:OFFSET[:SNAPSHOT], min, max)", argv[3]);
 
 	bfs_btree_iter_init(&it, d->core, (enum bfs_btree_id)id, start, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (bfs_bkey_cmp_pos(k, end) > 0)
 			break;
 		if (bfs_bkey_cmp_pos(k, start) < 0)
@@ -187,7 +189,7 @@ int dbg_cmd_keys(struct dbg *d, int argc, char **argv)
 		n++;
 	}
 	bfs_btree_iter_exit(&it);
-	if (ret && ret != -ENOENT)
+	if (ret)
 		return dbg_err(d, "reading btree %s failed: %s", argv[1], strerror(-ret));
 	printf("%" PRIu64 " key%s\n", n, n == 1 ? "" : "s");
 	return 0;

@@ -36,37 +36,24 @@ static int scan_newest(void *ctx, u64 offset, const struct bfs_jset *j)
 
 static void print_keys(const struct bfs_jset_entry *e)
 {
-	const u64 *p = bfs_jset_entry_data(e), *end = p + le16_to_cpu(e->u64s);
+	const struct bfs_bkey *k;
 	char buf[4096];
 
-	while (p < end) {
-		const struct bfs_bkey *k = (const void *)p;
-		u32 u64s = bfs_bkey_u64s(k);
-
-		/* a validated jset still holds keys the btree never checked */
-		if (u64s < BFS_BKEY_U64S || p + u64s > end) {
-			printf("      (malformed key: u64s %u)\n", u64s);
-			return;
-		}
+	for_each_jset_key(e, k) {
 		bfs_bkey_to_text(buf, sizeof(buf), k);
 		printf("      %s\n", buf);
-		p += u64s;
 	}
+	if (!bfs_jset_keys_done(e, k))
+		printf("      (malformed key: u64s %u)\n", bfs_bkey_u64s(k));
 }
 
 static u64 count_keys(const struct bfs_jset_entry *e)
 {
-	const u64 *p = bfs_jset_entry_data(e), *end = p + le16_to_cpu(e->u64s);
+	const struct bfs_bkey *k;
 	u64 n = 0;
 
-	while (p < end) {
-		u32 u64s = bfs_bkey_u64s((const void *)p);
-
-		if (u64s < BFS_BKEY_U64S)
-			break;
-		p += u64s;
+	for_each_jset_key(e, k)
 		n++;
-	}
 	return n;
 }
 

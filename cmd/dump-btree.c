@@ -19,14 +19,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct option dump_longopts[] = {
-	{ "btree",	required_argument, NULL, 'b' },
-	{ "start",	required_argument, NULL, 's' },
-	{ "end",	required_argument, NULL, 'e' },
-	{ "nodes",	no_argument,	   NULL, 'n' },
-	{ "json",	no_argument,	   NULL, 'j' },
-	{ "no-replay",	no_argument,	   NULL, 'R' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt dump_opts[] = {
+	BFS_OPT("btree", 'b', 0, "NAME",
+		"only this btree: extents, inodes, dirents, xattrs, alloc",
+		.values = BFS_VAL_BTREES),
+	BFS_OPT("start", 's', 0, "POS",
+		"first key position to print: INODE:OFFSET[:SNAPSHOT], each\n"
+		"a number or max; or min, max", .values = BFS_VAL_WORDS, .words = "min max"),
+	BFS_OPT("end", 'e', 0, "POS",
+		"last key position to print (inclusive; max)",
+		.values = BFS_VAL_WORDS, .words = "min max"),
+	BFS_OPT("nodes", 'n', 0, NULL, "print the node tree instead of the keys"),
+	BFS_OPT("json", 'j', 0, NULL, "print JSON"),
+	BFS_OPT("no-replay", 'R', 0, NULL, "do not replay the journal (damaged journal)"),
+	{ 0 }
 };
 
 struct dump {
@@ -151,7 +157,7 @@ static int cmd_dump_btree(const struct bfs_cmd *cmd, int argc, char **argv)
 	struct bfs_dev *dev;
 	unsigned id;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			for (id = 0; id < BFS_BTREE_NR; id++)
@@ -223,18 +229,9 @@ const struct bfs_cmd bfs_cmd_dump_btree = {
 	.fn = cmd_dump_btree,
 	.summary = "print btree keys and node structure for debugging",
 	.synopsis = "[--btree NAME] [--start POS] [--end POS] [--nodes] [--json] DEVICE",
+	.opts = dump_opts,
 	.help =
-	"Options:\n"
-	"  -b, --btree=NAME  only this btree: extents, inodes, dirents, xattrs, alloc\n"
-	"  -s, --start=POS   first key position to print: INODE:OFFSET[:SNAPSHOT], each\n"
-	"                    a number or max; or min, max\n"
-	"  -e, --end=POS     last key position to print (inclusive; max)\n"
-	"  -n, --nodes       print the node tree instead of the keys\n"
-	"  -j, --json        print JSON\n"
-	"  -R, --no-replay   do not replay the journal (damaged journal)\n"
-	"\nThe device is opened read-only and nothing is written.  Damaged nodes\n"
+	"The device is opened read-only and nothing is written.  Damaged nodes\n"
 	"are reported with their location and skipped; the exit status is then 1.\n",
-	.shortopts = "b:s:e:njR",
-	.longopts = dump_longopts,
 	.args = BFS_ARG_DEVICE,
 };

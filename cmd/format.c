@@ -23,27 +23,40 @@
 #include "progress.h"
 
 enum {
-	OPT_BLOCK_SIZE = 256, OPT_BUCKET_SIZE, OPT_NODE_SIZE, OPT_COMPRESSION,
+	OPT_BLOCK_SIZE = BFS_OPT_LONG, OPT_BUCKET_SIZE, OPT_NODE_SIZE, OPT_COMPRESSION,
 	OPT_CHECKSUM, OPT_DISCARD, OPT_JOURNAL_BUCKETS, OPT_SIZE, OPT_ERRORS, OPT_DATA_CHUNK,
 };
 
-static const struct option format_longopts[] = {
-	{ "block-size",		required_argument, NULL, OPT_BLOCK_SIZE },
-	{ "bucket-size",	required_argument, NULL, OPT_BUCKET_SIZE },
-	{ "btree-node-size",	required_argument, NULL, OPT_NODE_SIZE },
-	{ "journal-buckets",	required_argument, NULL, OPT_JOURNAL_BUCKETS },
-	{ "label",		required_argument, NULL, 'L' },
-	{ "uuid",		required_argument, NULL, 'U' },
-	{ "compression",	required_argument, NULL, OPT_COMPRESSION },
-	{ "checksum",		required_argument, NULL, OPT_CHECKSUM },
-	{ "errors",		required_argument, NULL, OPT_ERRORS },
-	{ "data-chunk",		required_argument, NULL, OPT_DATA_CHUNK },
-	{ "discard",		no_argument,	   NULL, OPT_DISCARD },
-	{ "size",		required_argument, NULL, OPT_SIZE },
-	{ "force",		no_argument,	   NULL, 'f' },
-	{ "dry-run",		no_argument,	   NULL, 'N' },
-	{ "quiet",		no_argument,	   NULL, 'q' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt format_opts[] = {
+	BFS_OPT("block-size", 0, OPT_BLOCK_SIZE, "SIZE", "filesystem block size (default 4K)"),
+	BFS_OPT("bucket-size", 0, OPT_BUCKET_SIZE, "SIZE",
+		"allocation bucket size (default scales with device)"),
+	BFS_OPT("btree-node-size", 0, OPT_NODE_SIZE, "SIZE",
+		"btree node size (default 256K, at most the bucket size)"),
+	BFS_OPT("journal-buckets", 0, OPT_JOURNAL_BUCKETS, "N",
+		"journal length in buckets (default scales with device)"),
+	BFS_OPT("label", 'L', 0, "LABEL", "filesystem label (at most 64 bytes)"),
+	BFS_OPT("uuid", 'U', 0, "UUID", "filesystem UUID (default: random)"),
+	BFS_OPT("compression", 0, OPT_COMPRESSION, "TYPE",
+		"none (default) or zstd[:LEVEL], LEVEL 1 to 19",
+		.values = BFS_VAL_COMPRESSION),
+	BFS_OPT("checksum", 0, OPT_CHECKSUM, "TYPE",
+		"xxhash (default) or none",
+		.values = BFS_VAL_CSUM),
+	BFS_OPT("errors", 0, OPT_ERRORS, "BEHAVIOUR",
+		"on damaged metadata a mount goes on\n(continue, the default), refuses writes from then\n"
+		"on (remount-ro) or stops (panic)",
+		.values = BFS_VAL_WORDS, .words = "continue remount-ro panic"),
+	BFS_OPT("data-chunk", 0, OPT_DATA_CHUNK, "SIZE",
+		"file data is checksummed (and compressed) in chunks\nof SIZE, 4K to 64K (default 64K): what a small\n"
+		"random read reads and verifies",
+		.values = BFS_VAL_WORDS, .words = "4K 8K 16K 32K 64K"),
+	BFS_OPT("discard", 0, OPT_DISCARD, NULL, "discard the whole device first"),
+	BFS_OPT("size", 0, OPT_SIZE, "SIZE", "create (or grow) DEVICE as a sparse image file"),
+	BFS_OPT("force", 'f', 0, NULL, "overwrite an existing filesystem or partition table"),
+	BFS_OPT("dry-run", 'N', 0, NULL, "print what would be made, write nothing"),
+	BFS_OPT("quiet", 'q', 0, NULL, "print nothing but errors"),
+	{ 0 }
 };
 
 struct format_args {
@@ -107,7 +120,7 @@ static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct f
 	u64 v;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		ret = 0;
 		switch (c) {
 		case OPT_BLOCK_SIZE:
@@ -480,31 +493,10 @@ const struct bfs_cmd bfs_cmd_format = {
 	.fn = cmd_format,
 	.summary = "make a bfs filesystem on a device or image file",
 	.synopsis = "[options] DEVICE",
+	.opts = format_opts,
 	.help =
-	"Options:\n"
-	"      --block-size=SIZE       filesystem block size (default 4K)\n"
-	"      --bucket-size=SIZE      allocation bucket size (default scales with device)\n"
-	"      --btree-node-size=SIZE  btree node size (default 256K, at most the bucket size)\n"
-	"      --journal-buckets=N     journal length in buckets (default scales with device)\n"
-	"  -L, --label=LABEL           filesystem label (at most 64 bytes)\n"
-	"  -U, --uuid=UUID             filesystem UUID (default: random)\n"
-	"      --compression=TYPE      none (default) or zstd[:LEVEL], LEVEL 1 to 19\n"
-	"      --checksum=TYPE         xxhash (default) or none\n"
-	"      --errors=BEHAVIOUR      on damaged metadata a mount goes on\n"
-	"                              (continue, the default), refuses writes from then\n"
-	"                              on (remount-ro) or stops (panic)\n"
-	"      --data-chunk=SIZE       file data is checksummed (and compressed) in chunks\n"
-	"                              of SIZE, 4K to 64K (default 64K): what a small\n"
-	"                              random read reads and verifies\n"
-	"      --discard               discard the whole device first\n"
-	"      --size=SIZE             create (or grow) DEVICE as a sparse image file\n"
-	"  -f, --force                 overwrite an existing filesystem or partition table\n"
-	"  -N, --dry-run               print what would be made, write nothing\n"
-	"  -q, --quiet                 print nothing but errors\n"
-	"\nSIZE is in bytes, or with a suffix K, M, G, T, P, E (powers of 1024; KiB\n"
+	"SIZE is in bytes, or with a suffix K, M, G, T, P, E (powers of 1024; KiB\n"
 	"and KB mean the same).  A mounted or in-use\n"
 	"device is refused even with --force.\n",
-	.shortopts = "L:U:fNq",
-	.longopts = format_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -28,21 +28,26 @@
 #define FSCK_DEFAULT_CACHE	(16ull << 20)
 #define FSCK_MIN_CACHE		(4ull << 20)
 
-enum { OPT_LIST = 256, OPT_JSON, OPT_CACHE };
+enum { OPT_LIST = BFS_OPT_LONG, OPT_JSON, OPT_CACHE };
 
-static const struct option fsck_longopts[] = {
-	{ "no",		no_argument, NULL, 'n' },
-	{ "yes",	no_argument, NULL, 'y' },
-	{ "preen",	no_argument, NULL, 'p' },
-	{ "force",	no_argument, NULL, 'f' },
-	{ "verbose",	no_argument, NULL, 'v' },
-	{ "check-data",	no_argument, NULL, 'c' },
-	{ "version",	no_argument, NULL, 'V' },
-	{ "progress",	required_argument, NULL, 'C' },
-	{ "json",	no_argument, NULL, OPT_JSON },
-	{ "cache-size",	required_argument, NULL, OPT_CACHE },
-	{ "list-problems", no_argument, NULL, OPT_LIST },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt fsck_opts[] = {
+	BFS_OPT("no", 'n', 0, NULL, "check only: open read-only and change nothing"),
+	BFS_OPT("yes", 'y', 0, NULL, "fix every problem found"),
+	BFS_OPT("preen", 'p', 0, NULL, "fix what is safe without asking"),
+	BFS_OPT(NULL, 'a', 0, NULL, "the same as -p"),
+	BFS_OPT("force", 'f', 0, NULL, "check even if the filesystem seems clean"),
+	BFS_OPT("verbose", 'v', 0, NULL, "say what each pass does"),
+	BFS_OPT("check-data", 'c', 0, NULL, "read all file data and verify its checksums"),
+	BFS_OPT("progress", 'C', 0, "FD",
+		"progress: 0 draws a bar on the terminal, another FD gets\n"
+		"\"pass current max device\" lines (as e2fsck, for fsck(8))"),
+	BFS_OPT("json", 0, OPT_JSON, NULL,
+		"print a JSON summary on stdout (the report goes to stderr)"),
+	BFS_OPT("cache-size", 0, OPT_CACHE, "SIZE", "btree node cache (default 16M, at least 4M)"),
+	BFS_OPT("version", 'V', 0, NULL, "print the version and exit"),
+	BFS_OPT("list-problems", 0, OPT_LIST, NULL,
+		"list every problem fsck knows (name, flags, message)"),
+	{ 0 }
 };
 
 struct fsck_cmd {
@@ -293,7 +298,7 @@ static int parse_args(struct fsck_cmd *fc, int argc, char **argv)
 	const char *progress_arg = NULL;
 	int c, ret, modes = 0;
 
-	while ((c = getopt_long(argc, argv, fc->cmd->shortopts, fc->cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(fc->cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			fc->f.mode = BFS_FSCK_MODE_NO;
@@ -421,21 +426,9 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	.fn = cmd_fsck,
 	.summary = "check and repair a bfs filesystem offline",
 	.synopsis = "[-n|-y|-p] [-f] [-v] [-c] [-C FD] [--json] [--cache-size SIZE] DEVICE",
+	.opts = fsck_opts,
 	.help =
-	"Options:\n"
-	"  -n, --no          check only: open read-only and change nothing\n"
-	"  -y, --yes         fix every problem found\n"
-	"  -p, --preen       fix what is safe without asking (-a is the same)\n"
-	"  -f, --force       check even if the filesystem seems clean\n"
-	"  -v, --verbose     say what each pass does\n"
-	"  -c, --check-data  read all file data and verify its checksums\n"
-	"  -C, --progress FD progress: 0 draws a bar on the terminal, another FD gets\n"
-	"                    \"pass current max device\" lines (as e2fsck, for fsck(8))\n"
-	"      --json        print a JSON summary on stdout (the report goes to stderr)\n"
-	"      --cache-size SIZE  btree node cache (default 16M, at least 4M)\n"
-	"  -V, --version     print the version and exit\n"
-	"      --list-problems  list every problem fsck knows (name, flags, message)\n"
-	"\nDEVICE is a path, or UUID=... or LABEL=... as in fstab(5).  Without -n, -y\n"
+	"DEVICE is a path, or UUID=... or LABEL=... as in fstab(5).  Without -n, -y\n"
 	"or -p each repair is asked on the terminal (y, n, or a: yes to all); with\n"
 	"no terminal, fsck checks only, as with -n.\n"
 	"\nChecks the superblock and its backup copies (pass 0), then replays the\n"
@@ -443,7 +436,5 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"directories, inodes, link counts and file data ownership (pass 2).\n"
 	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
 	"8 operational error, 16 usage error.\n",
-	.shortopts = "nypafvcVC:",
-	.longopts = fsck_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -21,13 +21,17 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct option image_longopts[] = {
-	{ "output",		required_argument, NULL, 'o' },
-	{ "no-obfuscate",	no_argument,	   NULL, 'N' },
-	{ "data",		no_argument,	   NULL, 'D' },
-	{ "force",		no_argument,	   NULL, 'f' },
-	{ "json",		no_argument,	   NULL, 'j' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt image_opts[] = {
+	BFS_OPT("output", 'o', 0, "FILE",
+		"dump: write to FILE instead of standard output",
+		.values = BFS_VAL_FILE),
+	BFS_OPT("no-obfuscate", 0, 'N', NULL, "dump: keep names and values as they are"),
+	BFS_OPT("data", 0, 'D', NULL, "dump: include file data (every other non-zero block)"),
+	BFS_OPT(NULL, 'C', 0, "FD", "write progress lines \"PASS DONE TOTAL DEVICE\" to FD"),
+	BFS_OPT("force", 'f', 0, NULL, "dump: overwrite FILE, or dump a device in use read-write;\n"
+		"restore: overwrite a non-empty TARGET"),
+	BFS_OPT("json", 'j', 0, NULL, "info: print JSON"),
+	{ 0 }
 };
 
 struct image_args {
@@ -73,7 +77,7 @@ static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct i
 	int c;
 
 	*a = (struct image_args){ .obfuscate = true, .progress_fd = -1 };
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			a->output = optarg;
@@ -475,7 +479,7 @@ const struct bfs_cmd bfs_cmd_image = {
 	.fn = cmd_image,
 	.summary = "dump, restore and inspect metadata images for bug reports",
 	.synopsis = "dump [-o FILE] [--no-obfuscate] [--data] [-C FD] [-f] DEVICE",
-	.help =
+	.help_head =
 	"The other actions:\n"
 	"  bfs image restore [-f] [-C FD] FILE TARGET\n"
 	"  bfs image info [--json] FILE\n"
@@ -488,16 +492,7 @@ const struct bfs_cmd bfs_cmd_image = {
 	"  restore FILE TARGET\n"
 	"                    write the dump back: a new sparse image file, or a device\n"
 	"                    (FILE - reads standard input)\n"
-	"  info FILE         print the dump's header and check every record\n"
-	"\nOptions:\n"
-	"  -o, --output=FILE       dump: write to FILE instead of standard output\n"
-	"      --no-obfuscate      dump: keep names and values as they are\n"
-	"      --data              dump: include file data (every other non-zero block)\n"
-	"  -C FD                   write progress lines \"PASS DONE TOTAL DEVICE\" to FD\n"
-	"  -f, --force             dump: overwrite FILE, or dump a device in use read-write;\n"
-	"                          restore: overwrite a non-empty TARGET\n"
-	"  -j, --json              info: print JSON\n",
-	.shortopts = "o:C:fj",
-	.longopts = image_longopts,
+	"  info FILE         print the dump's header and check every record\n",
+	.opts = image_opts,
 	.args = BFS_ARG_DEVICE,
 };

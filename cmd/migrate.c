@@ -25,13 +25,14 @@
 #include <time.h>
 #include <unistd.h>
 
-static const struct option migrate_longopts[] = {
-	{ "dry-run",	no_argument,		NULL, 'n' },
-	{ "json",	no_argument,		NULL, 'j' },
-	{ "verbose",	no_argument,		NULL, 'v' },
-	{ "progress-fd", required_argument,	NULL, 'C' },
-	{ "rollback",	no_argument,		NULL, 'R' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt migrate_opts[] = {
+	BFS_OPT("dry-run", 'n', 0, NULL, "check and print the plan, write nothing"),
+	BFS_OPT("json", 0, 'j', NULL, "the plan as JSON (with --dry-run)"),
+	BFS_OPT("verbose", 'v', 0, NULL, "print the plan and e2fsck's report too"),
+	BFS_OPT("progress-fd", 'C', 0, "FD", "write progress lines (\"PHASE DONE TOTAL\") to FD"),
+	BFS_OPT("rollback", 0, 'R', NULL, "restore the ext filesystem from /" MIG_SAVED_DIR "/"
+		MIG_SAVED_IMAGE),
+	{ 0 }
 };
 
 int mig_error(struct mig *m, const char *fmt, ...)
@@ -199,7 +200,7 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 	char *end;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			m.dry_run = true;
@@ -271,18 +272,10 @@ const struct bfs_cmd bfs_cmd_migrate = {
 	.fn = cmd_migrate,
 	.summary = "convert an ext2/3/4 filesystem to bfs in place, or roll it back",
 	.synopsis = "[--dry-run [--json]] [-v] [-C FD] [--rollback] DEVICE",
+	.opts = migrate_opts,
 	.help =
-	"Options:\n"
-	"  -n, --dry-run         check and print the plan, write nothing\n"
-	"      --json            the plan as JSON (with --dry-run)\n"
-	"  -v, --verbose         print the plan and e2fsck's report too\n"
-	"  -C, --progress-fd=FD  write progress lines (\"PHASE DONE TOTAL\") to FD\n"
-	"      --rollback        restore the ext filesystem from /" MIG_SAVED_DIR "/"
-	MIG_SAVED_IMAGE "\n"
-	"\nThe ext filesystem must be unmounted, clean (e2fsck -fn passes) and use only\n"
+	"The ext filesystem must be unmounted, clean (e2fsck -fn passes) and use only\n"
 	"features bfs can carry over.  File data is not copied.  Until the last step\n"
 	"the device stays the same ext filesystem, whatever happens.\n",
-	.shortopts = "nvC:",
-	.longopts = migrate_longopts,
 	.args = BFS_ARG_DEVICE,
 };

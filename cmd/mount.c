@@ -434,13 +434,23 @@ static int do_mount(struct mount_run *m, const char *device, const char *dir)
 
 /* ---- bfs mount ---- */
 
-static const struct option mount_longopts[] = {
-	{ "options",	required_argument, NULL, 'o' },
-	{ "foreground",	no_argument,	   NULL, 'f' },
-	{ "read-only",	no_argument,	   NULL, 'r' },
-	{ "verbose",	no_argument,	   NULL, 'v' },
-	{ "debug",	no_argument,	   NULL, 'd' },
-	{ NULL, 0, NULL, 0 }
+/* what -o takes, for completion (cmd/mount_opts.c; 00-cli checks bfs-mount(8) names each) */
+#define MOUNT_WORDS "ro rw allow_other allow_root writeback nowriteback debug clone_fd " \
+	"norecovery noreplay cache_size= max_threads= attr_timeout= entry_timeout= commit= " \
+	"discard nodiscard acl noacl remount relatime strictatime noatime nodiratime " \
+	"nosuid nodev noexec sync dirsync defaults nofail errors="
+
+static const struct bfs_opt mount_opts[] = {
+	BFS_OPT("options", 'o', 0, "LIST",
+		"comma-separated mount options (below)",
+		.values = BFS_VAL_LIST, .words = MOUNT_WORDS),
+	BFS_OPT("foreground", 'f', 0, NULL,
+		"stay in the foreground (default: run in the background\n"
+		"once the filesystem is mounted)"),
+	BFS_OPT("read-only", 'r', 0, NULL, "same as -o ro"),
+	BFS_OPT("verbose", 'v', 0, NULL, "say what was mounted"),
+	BFS_OPT("debug", 'd', 0, NULL, "same as -o debug"),
+	{ 0 }
 };
 
 static int cmd_mount(const struct bfs_cmd *cmd, int argc, char **argv)
@@ -450,7 +460,7 @@ static int cmd_mount(const struct bfs_cmd *cmd, int argc, char **argv)
 
 	bfs_mount_opts_init(&m.opts);
 	bfs_rwlock_init(&m.fuse.life);
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (bfs_mount_opts_parse(&m.opts, optarg, m.who))
@@ -490,15 +500,9 @@ const struct bfs_cmd bfs_cmd_mount = {
 	.fn = cmd_mount,
 	.summary = "mount a bfs filesystem through FUSE",
 	.synopsis = "[-o OPTIONS] [-f] [-r] DEVICE MOUNTPOINT",
+	.opts = mount_opts,
 	.help =
-	"Options:\n"
-	"  -o, --options=LIST  comma-separated mount options (below)\n"
-	"  -f, --foreground    stay in the foreground (default: run in the background\n"
-	"                      once the filesystem is mounted)\n"
-	"  -r, --read-only     same as -o ro\n"
-	"  -v, --verbose       say what was mounted\n"
-	"  -d, --debug         same as -o debug\n"
-	"\nMount options:\n"
+	"Mount options:\n"
 	"  ro, rw              read-only: nothing is written (the journal is replayed\n"
 	"                      in memory only); rw is the default\n"
 	"  norecovery          read-only without journal replay (damaged journal)\n"
@@ -526,15 +530,21 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"\nPermissions are always checked by the kernel (default_permissions).\n"
 	"Unmount with umount(8) or fusermount3 -u, or send SIGTERM: the filesystem is\n"
 	"closed cleanly.  See bfs-mount(8).\n",
-	.shortopts = "o:frvd",
-	.longopts = mount_longopts,
 	.args = BFS_ARG_DEVICE,
 };
 
 /* ---- mount.bcowfs: mount(8)'s calling convention ---- */
 
-static const struct option helper_longopts[] = {
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt helper_opts[] = {
+	BFS_OPT(NULL, 'o', 0, "LIST",
+		"mount options, as for bfs mount",
+		.values = BFS_VAL_LIST, .words = MOUNT_WORDS),
+	BFS_OPT(NULL, 'f', 0, NULL, "fake: check the arguments, mount nothing"),
+	BFS_OPT(NULL, 'v', 0, NULL, "verbose"),
+	BFS_OPT(NULL, 's', 0, NULL, "sloppy: accepted and ignored"),
+	BFS_OPT(NULL, 'n', 0, NULL, "no mtab: accepted and ignored"),
+	BFS_OPT(NULL, 't', 0, "TYPE", "the filesystem type mount(8) gives: ignored"),
+	{ 0 }
 };
 
 static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
@@ -545,7 +555,7 @@ static int cmd_mount_helper(const struct bfs_cmd *cmd, int argc, char **argv)
 
 	bfs_mount_opts_init(&m.opts);
 	bfs_rwlock_init(&m.fuse.life);
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (bfs_mount_opts_parse(&m.opts, optarg, m.who))
@@ -586,17 +596,13 @@ const struct bfs_cmd bfs_cmd_mount_helper = {
 	.fn = cmd_mount_helper,
 	.summary = "mount(8) helper (installed as mount.bcowfs)",
 	.synopsis = "DEVICE MOUNTPOINT [-sfnv] [-o OPTIONS]",
-	.help =
+	.help_head =
 	"Called by mount(8) as 'mount.bcowfs DEVICE MOUNTPOINT [-sfnv] [-o OPTIONS]' for\n"
 	"'mount -t bcowfs' and fstab entries of type bcowfs (as mount.fuse.bcowfs for type\n"
-	"fuse.bcowfs).  Options:\n"
-	"  -o LIST           mount options, as for bfs mount\n"
-	"  -f                fake: check the arguments, mount nothing\n"
-	"  -v                verbose\n"
-	"  -s, -n            accepted and ignored (sloppy, no mtab)\n"
-	"\nThe filesystem is served in the background.  Exit status as mount(8):\n"
+	"fuse.bcowfs).\n",
+	.opts = helper_opts,
+	.help =
+	"The filesystem is served in the background.  Exit status as mount(8):\n"
 	"0 mounted, 1 bad usage, 32 mount failure.\n",
-	.shortopts = "o:fvsnt:",
-	.longopts = helper_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -24,9 +24,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct option resize_longopts[] = {
-	{ "dry-run",	no_argument, NULL, 'n' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt resize_opts[] = {
+	BFS_OPT("dry-run", 'n', 0, NULL, "check and print what would change, write nothing"),
+	{ 0 }
 };
 
 struct resize_args {
@@ -334,7 +334,7 @@ static int cmd_resize(const struct bfs_cmd *cmd, int argc, char **argv)
 	struct bfs_dev *dev;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			a.dry_run = true;
@@ -398,19 +398,17 @@ const struct bfs_cmd bfs_cmd_resize = {
 	.fn = cmd_resize,
 	.summary = "grow or shrink a bfs filesystem (grow only while mounted)",
 	.synopsis = "[--dry-run] DEVICE|MOUNTPOINT [SIZE]",
-	.help =
+	.help_head =
 	"Without SIZE the filesystem grows to the size of DEVICE.  SIZE is in bytes or\n"
 	"with a suffix (K, M, G, T: powers of 1024).  An image file is extended to SIZE\n"
 	"first, and cut to SIZE after a shrink, which moves the file data and btree\n"
 	"nodes beyond the new end below it; it is refused, with the amount, if they do\n"
-	"not fit.\n"
-	"\n"
-	"  -n, --dry-run     check and print what would change, write nothing\n"
-	"\nA mounted filesystem (DEVICE or its mount point) grows online, through its\n"
+	"not fit.\n",
+	.opts = resize_opts,
+	.help =
+	"A mounted filesystem (DEVICE or its mount point) grows online, through its\n"
 	"mount (root only); it cannot shrink.  Offline, the filesystem must be cleanly\n"
 	"closed.  The resize is one crash-safe superblock write; the end backup\n"
 	"superblock moves with the end.\n",
-	.shortopts = "n",
-	.longopts = resize_longopts,
 	.args = BFS_ARG_DEVICE,
 };

@@ -2,6 +2,7 @@
 /* The settings of bfs set-option: see sb_options.h. */
 #include "sb_options.h"
 #include "cmd.h"
+#include "opts.h"
 
 #include <bfs/checksum.h>
 #include <bfs/log.h>
@@ -25,6 +26,31 @@ const struct bfs_sbopt_info bfs_sbopts[BFS_SBOPT_NR] = {
 				    false, true },
 	[BFS_SBOPT_DATA_CHUNK]	= { "data_chunk", "SIZE, 4K to 64K (chunks of new file data)",
 				    false, true },
+};
+
+const struct bfs_opt bfs_sbopt_settings[BFS_SBOPT_NR + 1] = {
+	[BFS_SBOPT_LABEL] = BFS_OPT("label", 0, BFS_SBOPT_LABEL, "TEXT",
+		"the label, at most 64 bytes; label= clears it"),
+	[BFS_SBOPT_UUID] = BFS_OPT("uuid", 0, BFS_SBOPT_UUID, "UUID",
+		"a new UUID, or random, or time (needs a clean filesystem)",
+		.values = BFS_VAL_WORDS, .words = "random time"),
+	[BFS_SBOPT_COMPRESSION] = BFS_OPT("compression", 0, BFS_SBOPT_COMPRESSION, "TYPE",
+		"none or zstd[:LEVEL] (LEVEL 1 to 19) for new data",
+		.values = BFS_VAL_COMPRESSION),
+	[BFS_SBOPT_CHECKSUM] = BFS_OPT("checksum", 0, BFS_SBOPT_CHECKSUM, "TYPE",
+		"xxhash or none for new file data (metadata keeps its type)",
+		.values = BFS_VAL_CSUM),
+	[BFS_SBOPT_COMMIT] = BFS_OPT("commit", 0, BFS_SBOPT_COMMIT, "SECONDS",
+		"commit what was written every SECONDS (0: only at fsync\nand unmount)"),
+	[BFS_SBOPT_ERRORS] = BFS_OPT("errors", 0, BFS_SBOPT_ERRORS, "BEHAVIOUR",
+		"on a metadata error a mount goes on (continue), refuses\n"
+		"writes from then on (remount-ro) or stops (panic)",
+		.values = BFS_VAL_WORDS, .words = "continue remount-ro panic"),
+	[BFS_SBOPT_DATA_CHUNK] = BFS_OPT("data_chunk", 0, BFS_SBOPT_DATA_CHUNK, "SIZE",
+		"new file data is checksummed (and compressed) in chunks of\n"
+		"SIZE, 4K to 64K; data already written keeps its chunks",
+		.values = BFS_VAL_WORDS, .words = "4K 8K 16K 32K 64K"),
+	{ 0 }
 };
 
 #define usage_err(err, ...) bfs_err_line((err), -EINVAL, __VA_ARGS__)

@@ -13,6 +13,8 @@
 
 #include <bfs/format.h>
 
+#include "opts.h"
+
 enum bfs_sbopt {
 	BFS_SBOPT_LABEL, BFS_SBOPT_UUID, BFS_SBOPT_COMPRESSION, BFS_SBOPT_CHECKSUM,
 	BFS_SBOPT_COMMIT, BFS_SBOPT_ERRORS, BFS_SBOPT_DATA_CHUNK, BFS_SBOPT_NR
@@ -25,6 +27,8 @@ struct bfs_sbopt_info {
 	bool	live;		/* may change on a mounted filesystem */
 };
 extern const struct bfs_sbopt_info bfs_sbopts[BFS_SBOPT_NR];
+/* the same settings as option-table rows: set-option's --help and completion */
+extern const struct bfs_opt bfs_sbopt_settings[BFS_SBOPT_NR + 1];
 
 /* the option called @name (@len bytes), or -1 */
 int bfs_sbopt_find(const char *name, size_t len);

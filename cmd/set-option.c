@@ -29,18 +29,15 @@ struct change {
 	char *value;	/* points into argv: after '=' */
 };
 
-static const struct option set_option_longopts[] = {
-	{ "dry-run",	no_argument, NULL, 'n' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt set_option_opts[] = {
+	BFS_OPT("dry-run", 'n', 0, NULL, "show what would change, write nothing"),
+	{ 0 }
 };
 
 static int unknown_opt(const struct bfs_cmd *cmd, const char *arg)
 {
-	size_t i;
-
 	fprintf(stderr, "bfs %s: unknown option '%s'; the options are:\n", cmd->name, arg);
-	for (i = 0; i < ARRAY_SIZE(bfs_sbopts); i++)
-		fprintf(stderr, "  %-12s %s\n", bfs_sbopts[i].name, bfs_sbopts[i].values);
+	bfs_cmd_print_settings(cmd, stderr);
 	return BFS_EXIT_USAGE;
 }
 
@@ -214,7 +211,7 @@ static int cmd_set_option(const struct bfs_cmd *cmd, int argc, char **argv)
 	bool dry_run = false;
 	int c, nr, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			dry_run = true;
@@ -248,26 +245,14 @@ const struct bfs_cmd bfs_cmd_set_option = {
 	.fn = cmd_set_option,
 	.summary = "change settings of a bfs filesystem, mounted or not",
 	.synopsis = "[--dry-run] DEVICE|MOUNTPOINT OPTION=VALUE...",
+	.settings_title = "Settings (each OPTION=VALUE; several may be given and are written at once)",
+	.settings = bfs_sbopt_settings,
+	.opts = set_option_opts,
 	.help =
-	"Options (each OPTION=VALUE; several may be given and are written at once):\n"
-	"  label=TEXT        the label, at most 64 bytes; label= clears it\n"
-	"  uuid=UUID         a new UUID, or random, or time (needs a clean filesystem)\n"
-	"  compression=TYPE  none or zstd[:LEVEL] (LEVEL 1 to 19) for new data\n"
-	"  checksum=TYPE     xxhash or none for new file data (metadata keeps its type)\n"
-	"  commit=SECONDS    commit what was written every SECONDS (0: only at fsync\n"
-	"                    and unmount)\n"
-	"  errors=BEHAVIOUR  on a metadata error a mount goes on (continue), refuses\n"
-	"                    writes from then on (remount-ro) or stops (panic)\n"
-	"  data_chunk=SIZE   new file data is checksummed (and compressed) in chunks of\n"
-	"                    SIZE, 4K to 64K; data already written keeps its chunks\n"
-	"\n"
-	"  -n, --dry-run     show what would change, write nothing\n"
-	"\nOn a mounted filesystem (DEVICE or its mount point) every option but uuid\n"
+	"On a mounted filesystem (DEVICE or its mount point) every option but uuid\n"
 	"changes at once, through the mount (root only).  Each line printed is\n"
 	"'OPTION: OLD -> NEW'; 'bfs show-super' shows the result.  The change is\n"
 	"crash-safe: the superblock copies are written in an order that leaves either\n"
 	"all changes or none.\n",
-	.shortopts = "n",
-	.longopts = set_option_longopts,
 	.args = BFS_ARG_DEVICE,
 };

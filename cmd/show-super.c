@@ -14,11 +14,12 @@
 
 #include <string.h>
 
-static const struct option show_super_longopts[] = {
-	{ "json",	no_argument, NULL, 'j' },
-	{ "all",	no_argument, NULL, 'a' },
-	{ "export",	no_argument, NULL, 'e' },
-	{ NULL, 0, NULL, 0 }
+static const struct bfs_opt show_super_opts[] = {
+	BFS_OPT("json", 'j', 0, NULL, "print JSON (keys are listed in bfs-show-super(8))"),
+	BFS_OPT("all", 'a', 0, NULL, "also check and list every superblock copy"),
+	BFS_OPT("export", 'e', 0, NULL, "print the identity as udev KEY=VALUE lines (ID_FS_UUID,\n"
+		"ID_FS_LABEL, ...), as 'blkid -o udev' does"),
+	{ 0 }
 };
 
 /* names of the feature bits (include/bfs/format.h); unknown bits print as "bitN" */
@@ -268,7 +269,7 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 	bool json = false, all = false, export = false;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
+	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -331,15 +332,9 @@ const struct bfs_cmd bfs_cmd_show_super = {
 	.fn = cmd_show_super,
 	.summary = "print the superblock of a bfs filesystem",
 	.synopsis = "[--json] [--all] [--export] DEVICE",
+	.opts = show_super_opts,
 	.help =
-	"Options:\n"
-	"  -j, --json        print JSON (keys are listed in bfs-show-super(8))\n"
-	"  -a, --all         also check and list every superblock copy\n"
-	"  -e, --export      print the identity as udev KEY=VALUE lines (ID_FS_UUID,\n"
-	"                    ID_FS_LABEL, ...), as 'blkid -o udev' does\n"
-	"\nIf the primary superblock is damaged, the newest valid backup is shown\n"
+	"If the primary superblock is damaged, the newest valid backup is shown\n"
 	"and a warning names what is wrong with the primary.\n",
-	.shortopts = "jae",
-	.longopts = show_super_longopts,
 	.args = BFS_ARG_DEVICE,
 };

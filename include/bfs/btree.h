@@ -30,6 +30,8 @@
 #ifndef BFS_BTREE_H
 #define BFS_BTREE_H
 
+#include <errno.h>
+
 #include "btree_format.h"
 #include "finding.h"
 
@@ -82,6 +84,29 @@ int bfs_btree_iter_peek(struct bfs_btree_iter *it, const struct bfs_bkey **k);
 int bfs_btree_iter_next(struct bfs_btree_iter *it, const struct bfs_bkey **k);
 int bfs_btree_iter_prev(struct bfs_btree_iter *it, const struct bfs_bkey **k);
 void bfs_btree_iter_exit(struct bfs_btree_iter *it);
+
+/*
+ * Every key from @it's position on, in order:
+ *
+ *	bfs_btree_iter_init(&it, c, id, pos, 0);
+ *	for_each_btree_key(&it, k, ret) {
+ *		if (le64_to_cpu(k->inode) != ino)
+ *			break;
+ *		...
+ *	}
+ *	bfs_btree_iter_exit(&it);
+ *	return ret;
+ *
+ * The loop ends with @ret 0 at the end of the btree (peek/next's -ENOENT is
+ * consumed here, so no caller has to remember it) or peek/next's error; a
+ * body that breaks leaves @ret as it was: 0, or the error the body stored.
+ * A body error of -ENOENT therefore stays an error instead of looking like
+ * the end of the btree.  The iterator still needs bfs_btree_iter_exit().
+ */
+#define for_each_btree_key(it, k, ret)							\
+	for ((ret) = bfs_btree_iter_peek((it), &(k));					\
+	     !(ret) || ((ret) == -ENOENT && ((ret) = 0, 0));				\
+	     (ret) = bfs_btree_iter_next((it), &(k)))
 
 /*
  * Point lookup: copies the key at exactly @pos (extents: the extent

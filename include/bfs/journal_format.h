@@ -19,6 +19,7 @@
 #ifndef BFS_JOURNAL_FORMAT_H
 #define BFS_JOURNAL_FORMAT_H
 
+#include "bkey.h"
 #include "types.h"
 
 /* "BFS\0JNL\x1a" read as a little-endian u64 */
@@ -130,5 +131,47 @@ static inline void bfs_jset_entry_init(struct bfs_jset_entry *e, u8 type, u8 btr
 	for ((_e) = (_jset)->start;					\
 	     (_e) < bfs_jset_entries_end(_jset);			\
 	     (_e) = bfs_jset_entry_next(_e))
+
+/* the end of a sub-entry's data */
+static inline const __le64 *bfs_jset_entry_data_end(const struct bfs_jset_entry *e)
+{
+	return e->_data + le16_to_cpu(e->u64s);
+}
+
+/*
+ * Is there a whole key at @k inside sub-entry @e?  A checksummed jset still
+ * holds keys nothing has checked, so the key walk below trusts no length.
+ * Only the first u64 (which holds u64s) is read before the length is known
+ * to lie inside the sub-entry.
+ */
+static inline bool bfs_jset_key_fits(const struct bfs_jset_entry *e, const struct bfs_bkey *k)
+{
+	const __le64 *p = (const __le64 *)k, *end = bfs_jset_entry_data_end(e);
+
+	return p < end && bfs_bkey_u64s(k) >= BFS_BKEY_U64S &&
+	       bfs_bkey_u64s(k) <= (size_t)(end - p);
+}
+
+/*
+ * The keys of a BFS_JSET_ENTRY_BTREE_KEYS sub-entry, in order:
+ *
+ *	for_each_jset_key(e, k)
+ *		replay(k);
+ *	if (!bfs_jset_keys_done(e, k))
+ *		the key at k is malformed (its length does not fit @e);
+ *
+ * The walk stops at the first key that does not fit, so the body only ever
+ * sees whole keys (their contents still need bfs_bkey_validate()).
+ */
+#define for_each_jset_key(_e, _k)							\
+	for ((_k) = (const struct bfs_bkey *)(_e)->_data;				\
+	     bfs_jset_key_fits((_e), (_k));						\
+	     (_k) = (const struct bfs_bkey *)((const __le64 *)(_k) + bfs_bkey_u64s(_k)))
+
+/* after for_each_jset_key(): did the walk reach the end of @e? */
+static inline bool bfs_jset_keys_done(const struct bfs_jset_entry *e, const struct bfs_bkey *k)
+{
+	return (const __le64 *)k >= bfs_jset_entry_data_end(e);
+}
 
 #endif /* BFS_JOURNAL_FORMAT_H */

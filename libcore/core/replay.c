@@ -65,8 +65,7 @@ static int replay_collect(void *ctx, u64 seq, const struct bfs_jset_entry *e)
  */
 static int replay_check(void *ctx, u64 seq, const struct bfs_jset_entry *e, char *err)
 {
-	const u64 *p = (const u64 *)bfs_jset_entry_data(e);
-	const u64 *end = p + le16_to_cpu(e->u64s);
+	const struct bfs_bkey *k;
 	char kerr[BFS_BKEY_ERR_LEN];
 
 	(void)ctx;
@@ -85,14 +84,7 @@ static int replay_check(void *ctx, u64 seq, const struct bfs_jset_entry *e, char
 		snprintf(err, BFS_ERR_LEN, "keys for btree %u level %u", e->btree_id, e->level);
 		return -EUCLEAN;
 	}
-	while (p < end) {
-		const struct bfs_bkey *k = (const void *)p;
-
-		if (bfs_bkey_u64s(k) < BFS_BKEY_U64S || p + bfs_bkey_u64s(k) > end) {
-			snprintf(err, BFS_ERR_LEN, "key for btree %s overruns its sub-entry",
-				 bfs_btree_id_name(e->btree_id));
-			return -EUCLEAN;
-		}
+	for_each_jset_key(e, k) {
 		if (bfs_bkey_validate(k, bfs_btree_is_extents(e->btree_id), kerr, sizeof(kerr))) {
 			snprintf(err, BFS_ERR_LEN, "invalid key for btree %s: %s",
 				 bfs_btree_id_name(e->btree_id), kerr);
@@ -103,7 +95,11 @@ static int replay_check(void *ctx, u64 seq, const struct bfs_jset_entry *e, char
 				 bfs_btree_id_name(e->btree_id));
 			return -EUCLEAN;
 		}
-		p += bfs_bkey_u64s(k);
+	}
+	if (!bfs_jset_keys_done(e, k)) {
+		snprintf(err, BFS_ERR_LEN, "key for btree %s overruns its sub-entry",
+			 bfs_btree_id_name(e->btree_id));
+		return -EUCLEAN;
 	}
 	return 0;
 }
@@ -116,20 +112,15 @@ static int replay_apply(struct bfs_core *c, struct replay_state *r)
 	while (off < r->used && !ret) {
 		u64 seq = r->buf[off++];
 		const struct bfs_jset_entry *e = (const void *)&r->buf[off];
-		const u64 *p = (const u64 *)bfs_jset_entry_data(e);
-		const u64 *end = p + le16_to_cpu(e->u64s);
+		const struct bfs_bkey *k;
+		char kbuf[200];
 
-		while (p < end && !ret) {
-			const struct bfs_bkey *k = (const void *)p;
-			char err[BFS_BKEY_ERR_LEN], kbuf[200];
+		for_each_jset_key(e, k) {
+			char err[BFS_BKEY_ERR_LEN];
 
-			if (bfs_bkey_u64s(k) < BFS_BKEY_U64S || p + bfs_bkey_u64s(k) > end ||
-			    bfs_bkey_validate(k, bfs_btree_is_extents(e->btree_id), err, sizeof(err)) ||
+			if (bfs_bkey_validate(k, bfs_btree_is_extents(e->btree_id), err, sizeof(err)) ||
 			    k->type == BFS_KEY_BTREE_PTR) {
-				if (bfs_bkey_u64s(k) >= BFS_BKEY_U64S && p + bfs_bkey_u64s(k) <= end)
-					bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
-				else
-					snprintf(kbuf, sizeof(kbuf), "(overruns the entry)");
+				bfs_bkey_to_text(kbuf, sizeof(kbuf), k);
 				bfs_err("journal seq %llu: invalid key for btree %s: %s",
 					(unsigned long long)seq, bfs_btree_id_name(e->btree_id), kbuf);
 				return -EUCLEAN;
@@ -151,7 +142,13 @@ static int replay_apply(struct bfs_core *c, struct replay_state *r)
 				ret = bfs_core_stash_key(c, e->btree_id, k, seq);
 			}
 			STAT_INC(c, replayed_keys);
-			p += bfs_bkey_u64s(k);
+			if (ret)
+				break;
+		}
+		if (!ret && !bfs_jset_keys_done(e, k)) {
+			bfs_err("journal seq %llu: invalid key for btree %s: (overruns the entry)",
+				(unsigned long long)seq, bfs_btree_id_name(e->btree_id));
+			return -EUCLEAN;
 		}
 		off += bfs_jset_entry_total_u64s(e);
 	}
@@ -166,16 +163,13 @@ static int replay_space(struct bfs_core *c, struct replay_state *r)
 
 	while (off < r->used && !ret) {
 		const struct bfs_jset_entry *e = (const void *)&r->buf[++off];
-		const u64 *p = (const u64 *)bfs_jset_entry_data(e);
-		const u64 *end = p + le16_to_cpu(e->u64s);
+		const struct bfs_bkey *k;
 
-		while (p < end && !ret) {
-			const struct bfs_bkey *k = (const void *)p;
-
-			if (bfs_bkey_u64s(k) < BFS_BKEY_U64S || p + bfs_bkey_u64s(k) > end)
-				break;	/* replay_apply() reports it */
+		/* a malformed key ends the walk: replay_apply() reports it */
+		for_each_jset_key(e, k) {
 			ret = c->opts.space_replay_key(c->opts.space_ctx, c, e->btree_id, k);
-			p += bfs_bkey_u64s(k);
+			if (ret)
+				break;
 		}
 		off += bfs_jset_entry_total_u64s(e);
 	}

@@ -378,7 +378,7 @@ int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino
 	int ret;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, start, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		u64 ks = bfs_bkey_start(k), ke = le64_to_cpu(k->offset), n;
 
 		if (le64_to_cpu(k->inode) != ino || ks >= end)
@@ -401,7 +401,7 @@ int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino
 		}
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 static void alloc_key(u64 *buf, u64 bucket, u32 gen, u64 live)
@@ -478,7 +478,7 @@ static int load_alloc(struct bfs_fs_data *d, u64 *stored_live)
 	int ret;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_alloc_v *v = (const struct bfs_alloc_v *)k->v;
 		u64 b = le64_to_cpu(k->inode);
 
@@ -492,7 +492,7 @@ static int load_alloc(struct bfs_fs_data *d, u64 *stored_live)
 		stored_live[b] = le64_to_cpu(v->live_sectors);
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 /*
@@ -507,7 +507,7 @@ static int count_extents(struct bfs_fs_data *d)
 	int ret;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_extent_v *v;
 		u64 b;
 
@@ -525,7 +525,7 @@ static int count_extents(struct bfs_fs_data *d)
 		d->b[b].live += bfs_bkey_size(k);
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 /*
@@ -576,12 +576,12 @@ int bfs_data_premark_committed(struct bfs_fs_data *d)
 	int ret;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k))
+	for_each_btree_key(&it, k, ret)
 		bfs_data_premark_key(d, k);
 	bfs_btree_iter_exit(&it);
 	if (ret == -EUCLEAN && bfs_core_is_read_only(d->c))
 		ret = 0;	/* bfs_fs_data_init() says more */
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k)

@@ -44,7 +44,7 @@ static int scan_max(struct roots *r, enum bfs_btree_id id)
 	int ret;
 
 	bfs_btree_iter_init(&it, r->c, id, BFS_POS(1, 0, 0), BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		u64 ino = le64_to_cpu(k->inode);
 
 		/* only what the filesystem wrote: tools' test keys name no inode */
@@ -57,7 +57,7 @@ static int scan_max(struct roots *r, enum bfs_btree_id id)
 					     le64_to_cpu(((const struct bfs_dirent_v *)k->v)->ino));
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 static int check_counter(struct roots *r, bool *fix)

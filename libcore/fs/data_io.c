@@ -174,7 +174,7 @@ int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS,
 			    BFS_POS(ino, off >> BFS_SECTOR_SHIFT, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		u64 ks = bfs_bkey_start(k) << BFS_SECTOR_SHIFT;
 		u64 ke = le64_to_cpu(k->offset) << BFS_SECTOR_SHIFT;
 		u64 s, e;
@@ -195,7 +195,7 @@ int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 		done = e;
 	}
 	bfs_btree_iter_exit(&it);
-	if (ret && ret != -ENOENT)
+	if (ret)
 		return ret;
 	if (done < end)
 		memset(out + (done - off), 0, end - done);

@@ -49,7 +49,7 @@ int bfs_fs_map(struct bfs_fs *fs, u64 ino, int (*fn)(void *ctx, const struct bfs
 	int ret;
 
 	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_EXTENTS, BFS_POS(ino, 0, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_extent_v *v = extent_val(k);
 		struct bfs_fs_extent e;
 
@@ -75,5 +75,5 @@ int bfs_fs_map(struct bfs_fs *fs, u64 ino, int (*fn)(void *ctx, const struct bfs
 			break;
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }

@@ -116,7 +116,7 @@ static int op_punch(struct range_op *op, u64 *start, u64 end)
 	int ret;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, *start, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		u64 ks = bfs_bkey_start(k), ke = le64_to_cpu(k->offset), s, e;
 
 		if (le64_to_cpu(k->inode) != ino || ks >= end)
@@ -138,7 +138,7 @@ static int op_punch(struct range_op *op, u64 *start, u64 end)
 		op->nr++;
 	}
 	bfs_btree_iter_exit(&it);
-	if (ret && ret != -ENOENT)
+	if (ret)
 		return ret;
 	*start = end;
 	return 0;
@@ -205,7 +205,7 @@ static int range_has_data(struct bfs_fs_data *d, u64 ino, u64 off, u64 len, bool
 
 	*has = false;
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, s, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (le64_to_cpu(k->inode) != ino || bfs_bkey_start(k) >= e)
 			break;
 		if (k->type == BFS_KEY_EXTENT && !extent_is_unwritten(k)) {
@@ -214,7 +214,7 @@ static int range_has_data(struct bfs_fs_data *d, u64 ino, u64 off, u64 len, bool
 		}
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 /*
@@ -340,7 +340,7 @@ static int hole_bytes(struct bfs_fs_data *d, u64 ino, u64 start, u64 end, u64 *h
 	int ret;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, s, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (le64_to_cpu(k->inode) != ino || bfs_bkey_start(k) >= e)
 			break;
 		if (k->type == BFS_KEY_EXTENT)
@@ -348,7 +348,7 @@ static int hole_bytes(struct bfs_fs_data *d, u64 ino, u64 start, u64 end, u64 *h
 	}
 	bfs_btree_iter_exit(&it);
 	*holes = ((e - s) - covered) << BFS_SECTOR_SHIFT;
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 static int fallocate_locked(struct bfs_fs *fs, struct bfs_inode *inode, unsigned mode,

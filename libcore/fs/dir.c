@@ -160,7 +160,7 @@ int bfs_dir_empty(struct bfs_fs *fs, u64 dir)
 	int ret;
 
 	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_DIRENTS, BFS_POS(dir, 0, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (le64_to_cpu(k->inode) != dir)
 			break;
 		if (k->type == BFS_KEY_DIRENT) {
@@ -169,7 +169,7 @@ int bfs_dir_empty(struct bfs_fs *fs, u64 dir)
 		}
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 int bfs_dir_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, u64 dir)
@@ -196,7 +196,7 @@ int bfs_fs_readdir(struct bfs_fs *fs, u64 dir, u64 cookie, bfs_filldir_fn fn, vo
 
 	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_DIRENTS,
 			    BFS_POS(dir, BFS_MAX(cookie, BFS_DIRENT_SLOT_MIN), 0), BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_dirent_v *v = bfs_bkey_val(k);
 		u64 slot = le64_to_cpu(k->offset);
 
@@ -209,5 +209,5 @@ int bfs_fs_readdir(struct bfs_fs *fs, u64 dir, u64 cookie, bfs_filldir_fn fn, vo
 			break;
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }

@@ -98,7 +98,7 @@ static int collect_refs(struct gc_state *s)
 	int ret;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_extent_v *v;
 		u64 b;
 
@@ -128,7 +128,7 @@ static int collect_refs(struct gc_state *s)
 		};
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 /* the inode lock of r->ino is held: move the extent if it is still there */

@@ -236,7 +236,7 @@ int bfs_ns_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, enum bfs_btree_id
 	int ret;
 
 	bfs_btree_iter_init(&it, fs->c, id, BFS_POS(ino, start, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (le64_to_cpu(k->inode) != ino)
 			break;
 		ret = bfs_trans_delete(t, id, bfs_bkey_pos(k));
@@ -244,7 +244,7 @@ int bfs_ns_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, enum bfs_btree_id
 			break;
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 int bfs_ns_inode_delete(struct bfs_fs *fs, struct bfs_trans *t, const struct bfs_ns_inode *inode)

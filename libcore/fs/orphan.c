@@ -203,7 +203,7 @@ static int orphans_list(struct bfs_fs *fs, u64 **out, size_t *nr)
 	*out = NULL;
 	*nr = 0;
 	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_INODES, BFS_POS(0, 1, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (le64_to_cpu(k->inode))
 			break;
 		if (k->type != BFS_KEY_ORPHAN)
@@ -220,7 +220,7 @@ static int orphans_list(struct bfs_fs *fs, u64 **out, size_t *nr)
 		(*out)[(*nr)++] = le64_to_cpu(k->offset);
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 int bfs_orphans_recover(struct bfs_fs *fs)

@@ -68,7 +68,7 @@ static int for_alloc_keys(struct bfs_core *c, u64 nbuckets,
 	int ret;
 
 	bfs_btree_iter_init(&it, c, BFS_BTREE_ALLOC, BFS_POS(nbuckets, 0, 0), BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (k->type != BFS_KEY_ALLOC || bfs_bkey_val_u64s(k) < BFS_ALLOC_VAL_U64S ||
 		    le64_to_cpu(k->inode) < nbuckets)
 			continue;
@@ -77,7 +77,7 @@ static int for_alloc_keys(struct bfs_core *c, u64 nbuckets,
 			break;
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 static int usage_alloc(void *ctx, const struct bfs_bkey *k, const struct bfs_alloc_v *a)

@@ -51,7 +51,7 @@ ssize_t bfs_fs_readlink(struct bfs_fs *fs, u64 ino, char *buf, size_t size)
 	if (!target)
 		return -ENOMEM;
 	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_INODES, BFS_POS(ino, 1, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_symlink_v *v = bfs_bkey_val(k);
 		size_t n;
 
@@ -68,7 +68,7 @@ ssize_t bfs_fs_readlink(struct bfs_fs *fs, u64 ino, char *buf, size_t size)
 			break;
 	}
 	bfs_btree_iter_exit(&it);
-	if (ret && ret != -ENOENT) {
+	if (ret) {
 		bfs_free(target);
 		return ret;
 	}

@@ -369,7 +369,7 @@ ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size)
 	if (ret)
 		return ret;
 	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_XATTRS, BFS_POS(ino, 0, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_xattr_v *v = bfs_bkey_val(k);
 		const char *prefix;
 		size_t pl, n;
@@ -395,7 +395,7 @@ ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size)
 		used += n;
 	}
 	bfs_btree_iter_exit(&it);
-	if (ret && ret != -ENOENT)
+	if (ret)
 		return ret;
 	return (ssize_t)used;
 }

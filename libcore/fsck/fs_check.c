@@ -130,7 +130,7 @@ int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 	int ret;
 
 	bfs_btree_iter_init(&it, fc->c, id, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		if (!(++fc->seen & 1023))
 			bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino + le64_to_cpu(k->inode),
 					  fc->nr_sweeps * fc->next_ino);
@@ -140,7 +140,7 @@ int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 	}
 	fc->sweep++;
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 void fsck_repair(struct fs_check *fc, enum bfs_problem_code code, int ret)

@@ -123,7 +123,7 @@ static int load_keys(struct alloc_check *ac)
 	int ret;
 
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		const struct bfs_alloc_v *v = bfs_bkey_val(k);
 		u64 b = le64_to_cpu(k->inode);
 		struct bucket_info *bi;
@@ -153,7 +153,7 @@ static int load_keys(struct alloc_check *ac)
 		bi->key_type = v->data_type;
 	}
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 static void survey_extent(struct alloc_check *ac, const struct bfs_bkey *k)
@@ -298,10 +298,10 @@ static int for_each_extent(struct alloc_check *ac,
 	int ret;
 
 	bfs_btree_iter_init(&it, ac->fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k))
+	for_each_btree_key(&it, k, ret)
 		fn(ac, k);
 	bfs_btree_iter_exit(&it);
-	return ret == -ENOENT ? 0 : ret;
+	return ret;
 }
 
 static int write_key(struct fs_check *fc, u64 b, u32 gen, u64 live)

@@ -103,13 +103,13 @@ int fsck_check_data(struct fs_check *fc)
 	int ret;
 
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+	for_each_btree_key(&it, k, ret) {
 		ret = check_extent(&dc, k);
 		if (ret)
 			break;
 	}
 	bfs_btree_iter_exit(&it);
-	if (ret && ret != -ENOENT)
+	if (ret)
 		return ret;
 	if (fc->f->verbose)
 		bfs_fsck_printf(fc->f, "file data: %llu chunks read, %llu bad ranges",

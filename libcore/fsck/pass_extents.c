@@ -175,11 +175,11 @@ int fsck_check_extents(struct fs_check *fc)
 
 	/* repairs commit while the iterator is between keys: allowed (btree.h) */
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k))
+	for_each_btree_key(&it, k, ret)
 		if (k->type == BFS_KEY_EXTENT)
 			check_extent(fc, k);
 	bfs_btree_iter_exit(&it);
-	if (ret != -ENOENT)
+	if (ret)
 		return ret;
 	for (n = 0; n < fc->nr; n++)
 		check_size(fc, &fc->in[n]);

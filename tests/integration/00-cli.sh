@@ -16,7 +16,8 @@ contains err "bfs: unknown option '--bogus'"
 expect_rc 2 "$BFS" f
 contains err "bfs: 'f' is ambiguous: format fsck"
 
-for cmd in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' out); do
+cp out out.cmds
+for cmd in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' out.cmds); do
 	expect_ok "$BFS" "$cmd" --help
 	contains out "usage: bfs $cmd"
 	expect_ok "$BFS" help "$cmd"
@@ -24,6 +25,46 @@ for cmd in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' out); do
 done
 expect_ok "$BFS" format --help
 expect_rc 2 "$BFS" help nope
+
+note "-h and --help are found by getopt: an option's value is not help"
+expect_ok "$BFS" format -q -L -h --size 64M dash-h.img
+expect_ok "$BFS" show-super dash-h.img
+grep -q '^Label: *-h$' out || fail "format -L -h: the label is not '-h': $(grep -i label out)"
+expect_ok "$BFS" format -q --label=--help --size 64M -f dash-h.img
+expect_ok "$BFS" show-super --json dash-h.img
+contains out '"label": "--help"'
+expect_rc 1 "$BFS" debug -R -h dash-h.img	# the request "-h": no such shell command
+contains err "command '-h'"
+expect_ok "$BFS" show-super dash-h.img --help	# after the operand, as GNU getopt permutes
+contains out "usage: bfs show-super"
+expect_rc 1 "$BFS" show-super -- --help
+contains err "cannot open '--help'"
+expect_ok "$BFS" bench btree --help
+contains out "usage: bfs bench"
+expect_rc 2 "$BFS" bench btree --jobs 2
+contains err "option '--jobs' does not apply to 'bench btree'"
+
+note "--help lines come from the option table: each option parses"
+for cmd in $(sed -n 's/^  \([a-z-]*\) .*/\1/p' out.cmds); do
+	"$BFS" "$cmd" --help > help.txt
+	# "  -L, --label=LABEL ..." / "      --discard ..." / "  -C FD ..."
+	sed -n 's/^  \(-[A-Za-z0-9]\)\(, --[a-z0-9-]*\)\{0,1\}\([= ].*\)\{0,1\}$/\1\2/p
+		s/^      \(--[a-z0-9-]*\)\([= ].*\)\{0,1\}$/\1/p' help.txt | sed 's/, /\n/' > opts.txt
+	[ -s opts.txt ] || fail "bfs $cmd --help has no option lines"
+	grep -qx -- --help opts.txt || fail "bfs $cmd --help does not list --help"
+	for o in $(cat opts.txt); do
+		# getopt knows it: not "unrecognized" / "invalid option"
+		"$BFS" "$cmd" "$o" >/dev/null 2>err </dev/null
+		grep -q "unrecognized option\|invalid option" err && fail "bfs $cmd: '$o' of --help is not an option"
+		# and the completion offers it
+		awk -v c="	$cmd)" '$0 == c { on = 1 } on && /compgen -W " / { print; exit }' \
+			"$REPO/bash-completion/bfs" | grep -q -- " $o\( \|\"\)" ||
+			fail "completion of 'bfs $cmd' does not offer '$o'"
+	done
+done
+expect_ok "$BFS" --aliases
+[ "$(wc -l < out)" -ge 4 ] || fail "bfs --aliases: $(cat out)"
+contains out "mount.fuse.bcowfs mount-helper"
 
 # unique prefixes work, ambiguous ones don't
 expect_ok "$BFS" show --help
@@ -81,6 +122,8 @@ complete_line bfs set-option img comp
 complete_line bfs set-option img compression=n
 complete_line mkfs.bcowfs --checksum n
 complete_line bfs debug -f $PWD/comp.ba
+complete_line mount.fuse.bcowfs img dir -o ro,allow_r
+complete_line bfs dump-btree -s m
 EOS
 	bash comp.bash > out 2>err || fail "completion script failed: $(cat err)"
 	[ "$(sed -n 1p out)" = "show-super" ] || fail "command completion: $(sed -n 1p out)"
@@ -99,6 +142,8 @@ EOS
 	[ "$(sed -n 13p out)" = "compression=none" ] || fail "set-option values: $(sed -n 13p out)"
 	[ "$(sed -n 14p out)" = "none" ] || fail "alias option values: $(sed -n 14p out)"
 	[ "$(sed -n 15p out)" = "$PWD/comp.bash" ] || fail "file argument: $(sed -n 15p out)"
+	[ "$(sed -n 16p out)" = "ro,allow_root" ] || fail "mount.fuse.bcowfs -o: $(sed -n 16p out)"
+	[ "$(sed -n 17p out)" = "min max" ] || fail "dump-btree -s values: $(sed -n 17p out)"
 	# every mount -o word is one bfs-mount(8) describes
 	for w in $(sed -n 's/.*-W "\(ro rw [^"]*\)".*/\1/p' "$REPO/bash-completion/bfs" | head -1); do
 		grep -q "^\.B.* ${w%=}\b\|^\.BR* ${w%=}" "$REPO/doc/bfs-mount.8" ||
@@ -107,6 +152,21 @@ EOS
 else
 	echo "bash-completion not installed: completion not exercised"
 fi
+
+note "every mount -o word the completion offers is one mount takes"
+words=$(sed -n 's/.*-W "\(ro rw [^"]*\)".*/\1/p' "$REPO/bash-completion/bfs" | head -1)
+[ -n "$words" ] || fail "no mount -o words in bash-completion/bfs"
+for w in $words; do
+	case $w in
+	cache_size=) w=cache_size=64M ;;
+	errors=) w=errors=remount-ro ;;
+	*=) w=${w}1 ;;
+	esac
+	# -f: check the arguments, mount nothing
+	"$BFS" mount-helper img mnt -f -o "$w" >/dev/null 2>err ||
+		fail "completion offers '-o $w', which mount refuses: $(cat err)"
+done
+expect_rc 1 "$BFS" mount-helper img mnt -f -o no_such_option
 
 note "make install honours DESTDIR and PREFIX"
 make -s -C "$REPO" B="$(dirname "$BFS")" install DESTDIR="$PWD/root" PREFIX=/usr >out 2>&1 ||

@@ -10,7 +10,11 @@
 #   - groff -man -ww -z gives no warning (skipped, with a message, if groff
 #     is missing; every other doc/*.8 is checked too);
 #   - the first line of the man page's SYNOPSIS, with the formatting
-#     stripped, equals the usage line of `bfs NAME --help` after "usage: ".
+#     stripped, equals the usage line of `bfs NAME --help` after "usage: ";
+#   - its OPTIONS section describes every option of the --help lines (which
+#     come from the command's option table), and its .TP tags name no other;
+#   - the usage line names only options of the table.
+# Every name of `bfs --aliases` is in its command's SYNOPSIS and completion.
 # And bash-completion/bfs is exactly the output of `bfs completion`.
 #
 # Every failure is printed as "FAIL: ..."; the exit status is 1 if any check
@@ -144,6 +148,29 @@ synopsis_rendered() {
 		on && NF { sub(/^[ \t]+/, ""); sub(/[ \t]+$/, ""); gsub(/[ \t]+/, " "); print; exit }'
 }
 
+# The options the option lines of a --help output name, one a line: the
+# lines cmd/opts.c prints, "  -L, --label=LABEL", "      --discard", "  -C FD".
+help_opts() {
+	sed -n 's/^  \(-[A-Za-z0-9]\)\(, --[a-z0-9-]*\)\{0,1\}\([= ].*\)\{0,1\}$/\1\2/p
+		s/^      \(--[a-z0-9-]*\)\([= ].*\)\{0,1\}$/\1/p' "$1" | sed 's/, /\n/'
+}
+
+# The lines of section $2 of man page $1 (up to the next .SH).
+man_section() {
+	awk -v want="$2" '
+		/^\.SH/ { h = $0; sub(/^\.SH[ \t]*/, "", h); gsub(/"/, "", h); on = (h == want); next }
+		on' "$1"
+}
+
+# The options named by the tag lines (the line after each .TP) of man text on
+# stdin: "-L", "--label".
+man_tags() {
+	awk 'tp { print; tp = 0; next } /^\.TP/ { tp = 1 }' |
+		sed 's/\\f[A-Z]//g; s/\\-/-/g' |
+		grep -o -- '\(^\|[ "]\)--\{0,1\}[A-Za-z0-9][-a-z0-9]*' | sed 's/^[ "]//' |
+		grep -- '^-'
+}
+
 trim() {
 	printf '%s\n' "$1" | sed 's/[[:space:]]*$//'
 }
@@ -227,6 +254,45 @@ for name in $cmds; do
 	fi
 	pass
 
+	# every option of the table (the --help lines) is in OPTIONS, and the
+	# OPTIONS tags name no option the table lacks
+	help_opts $tmp/cmdhelp | sort -u >"$tmp/opts.help"
+	man_section "$page" OPTIONS | man_tags | sort -u >"$tmp/opts.tags"
+	man_section "$page" OPTIONS | sed 's/\\-/-/g' >"$tmp/opts.text"
+	for o in $(cat "$tmp/opts.help"); do
+		case $o in -h|--help) continue ;; esac
+		if grep -q -- "$o\([^-a-z0-9]\|\$\)" "$tmp/opts.text"; then
+			pass
+		else
+			fail "$rel: OPTIONS does not describe '$o' (an option of 'bfs $name --help')"
+		fi
+	done
+	# the usage line names only options of the table ("-sfnv": each letter)
+	for o in $(printf '%s\n' "$want" | grep -o -- '[[ |]--\{0,1\}[A-Za-z][-a-z0-9]*' |
+		   sed 's/^.//; /^--/!s/^-\(.*\)/\1/; /^--/!s/./-&\n/g' | grep -- '^-'); do
+		if grep -qx -- "$o" "$tmp/opts.help"; then
+			pass
+		else
+			fail "'bfs $name --help': the usage line names '$o', which is not an option of it"
+		fi
+	done
+
+	# the OPTION=VALUE settings of the --help (set-option): each named in the page
+	for o in $(sed -n 's/^  \([a-z_][a-z0-9_]*=\)[A-Z].*/\1/p' "$tmp/cmdhelp"); do
+		if sed 's/\\f[A-Z]//g; s/\\-/-/g' "$page" | grep -q -- "$o"; then
+			pass
+		else
+			fail "$rel: does not describe the setting '$o' of 'bfs $name --help'"
+		fi
+	done
+	for o in $(cat "$tmp/opts.tags"); do
+		if grep -qx -- "$o" "$tmp/opts.help"; then
+			pass
+		else
+			fail "$rel: OPTIONS describes '$o', which 'bfs $name --help' does not list"
+		fi
+	done
+
 	if [ "$have_groff" = 1 ]; then
 		rendered=$(synopsis_rendered "$page")
 		if [ "$rendered" != "$want" ]; then
@@ -238,6 +304,25 @@ for name in $cmds; do
 		fi
 	fi
 done
+
+# ---- the installed names (bfs --aliases): each in its command's SYNOPSIS ----
+
+if ! "$bfs" --aliases >"$tmp/aliases" 2>"$tmp/aliases.err" || [ ! -s "$tmp/aliases" ]; then
+	fail "'bfs --aliases' failed or listed nothing: $(cat "$tmp/aliases.err")"
+fi
+while read -r alias target; do
+	page=$root/doc/bfs-$target.8
+	if man_section "$page" SYNOPSIS | grep -qx "\.B $alias\( .*\)\{0,1\}"; then
+		pass
+	else
+		fail "doc/bfs-$target.8: SYNOPSIS does not show '$alias' (an installed name of 'bfs $target')"
+	fi
+	if grep -q "^	$alias) cmd=$target ;;\$" "$root/bash-completion/bfs"; then
+		pass
+	else
+		fail "bash-completion/bfs does not complete '$alias' as 'bfs $target'"
+	fi
+done <"$tmp/aliases"
 
 # man pages of commands that no longer exist: a warning, not a failure
 for page in "$root"/doc/bfs-*.8; do

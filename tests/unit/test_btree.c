@@ -658,6 +658,61 @@ START_TEST(test_crash_mid_checkpoint)
 }
 END_TEST
 
+/* the end of the btree ends for_each_btree_key with 0; a body's error stays */
+START_TEST(test_for_each_btree_key)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 n = 0;
+	int ret;
+
+	dev = tu_mkfs(64 * MiB, 64 * KiB, 0, 0);
+	c = tu_open(dev, false, 0);
+	insert_seq(c, 250, 1);
+
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
+	for_each_btree_key(&it, k, ret)
+		ck_assert_uint_eq(tu_val(k), n++);
+	bfs_btree_iter_exit(&it);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(n, 250);
+
+	/* nothing from here on: no iteration, and still 0 */
+	n = 0;
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS(3, 0, 0), 0);
+	for_each_btree_key(&it, k, ret)
+		n++;
+	bfs_btree_iter_exit(&it);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(n, 0);
+
+	/* a break leaves ret as the body set it, -ENOENT included */
+	n = 0;
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
+	for_each_btree_key(&it, k, ret) {
+		if (++n == 10) {
+			ret = -ENOENT;
+			break;
+		}
+	}
+	bfs_btree_iter_exit(&it);
+	ck_assert_int_eq(ret, -ENOENT);
+	n = 0;
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS(1, 0, 0), 0);
+	for_each_btree_key(&it, k, ret) {
+		ck_assert_uint_eq(le64_to_cpu(k->inode), 1);
+		if (++n == 100)
+			break;
+	}
+	bfs_btree_iter_exit(&it);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(n, 100);
+
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 static Suite *btree_suite(void)
 {
 	Suite *s = suite_create("btree");
@@ -668,6 +723,7 @@ static Suite *btree_suite(void)
 	tcase_add_loop_test(tc, test_insert_lookup_iterate, 0, 3);
 	tcase_add_loop_test(tc, test_random_model, 0, 2);
 	tcase_add_test(tc, test_iter_prev_next);
+	tcase_add_test(tc, test_for_each_btree_key);
 	tcase_add_test(tc, test_iter_keys_stable);
 	tcase_add_test(tc, test_extents);
 	tcase_add_test(tc, test_cache_budget);

@@ -2,12 +2,14 @@
 /* Journal: append, flush, replay, ring wrap and reclaim, corruption handling. */
 #include "tu.h"
 
+#include <bfs/btree_format.h>
 #include <bfs/checksum.h>
 #include <bfs/journal.h>
 #include <bfs/log.h>
 #include <bfs/os.h>
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #define KB64		(64 * 1024)
@@ -1197,6 +1199,69 @@ START_TEST(test_bad_geometry)
 }
 END_TEST
 
+/* a sub-entry holding @n keys of @val u64s each, then @tail u64s of junk */
+static struct bfs_jset_entry *keys_entry(u64 *buf, unsigned n, unsigned val, unsigned tail)
+{
+	struct bfs_jset_entry *e = (void *)buf;
+	__le64 *p = e->_data;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		bfs_bkey_init((struct bfs_bkey *)p, BFS_KEY_INODE, BFS_POS(i + 1, 0, 0), val);
+		p += BFS_BKEY_U64S + val;
+	}
+	memset(p, 0, tail * 8);
+	bfs_jset_entry_init(e, BFS_JSET_ENTRY_BTREE_KEYS, BFS_BTREE_INODES, 0,
+			    (u16)(p + tail - e->_data));
+	return e;
+}
+
+static unsigned walk_keys(const struct bfs_jset_entry *e, bool *done)
+{
+	const struct bfs_bkey *k;
+	unsigned n = 0;
+
+	for_each_jset_key(e, k) {
+		ck_assert_uint_eq(le64_to_cpu(k->inode), n + 1);
+		n++;
+	}
+	*done = bfs_jset_keys_done(e, k);
+	return n;
+}
+
+/* for_each_jset_key visits whole keys only and says where it stopped */
+START_TEST(test_jset_key_walk)
+{
+	u64 buf[256];
+	struct bfs_jset_entry *e;
+	bool done;
+
+	e = keys_entry(buf, 3, 2, 0);
+	ck_assert_uint_eq(walk_keys(e, &done), 3);
+	ck_assert(done);
+	e = keys_entry(buf, 0, 0, 0);
+	ck_assert_uint_eq(walk_keys(e, &done), 0);
+	ck_assert(done);
+
+	/* a zero-length key (u64s 0) would loop for ever if trusted */
+	e = keys_entry(buf, 2, 1, 1);
+	ck_assert_uint_eq(walk_keys(e, &done), 2);
+	ck_assert(!done);
+
+	/* the last key's length runs past the sub-entry */
+	e = keys_entry(buf, 2, 3, 0);
+	e->u64s = cpu_to_le16(le16_to_cpu(e->u64s) - 1);
+	ck_assert_uint_eq(walk_keys(e, &done), 1);
+	ck_assert(!done);
+
+	/* a header shorter than a key header */
+	e = keys_entry(buf, 1, 0, 2);
+	((struct bfs_bkey *)(e->_data + BFS_BKEY_U64S))->u64s = cpu_to_le16(BFS_BKEY_U64S - 1);
+	ck_assert_uint_eq(walk_keys(e, &done), 1);
+	ck_assert(!done);
+}
+END_TEST
+
 static Suite *journal_suite(void)
 {
 	Suite *s = suite_create("journal");
@@ -1210,6 +1275,7 @@ static Suite *journal_suite(void)
 	tcase_add_test(tc, test_bad_csum_in_range);
 	tcase_add_test(tc, test_seq_gap);
 	tcase_add_test(tc, test_sub_entry_overrun);
+	tcase_add_test(tc, test_jset_key_walk);
 	tcase_add_test(tc, test_torn_tail);
 	tcase_add_test(tc, test_other_uuid);
 	tcase_add_test(tc, test_e2big);
