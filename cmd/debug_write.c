@@ -425,7 +425,8 @@ int dbg_cmd_write(struct dbg *d, int argc, char **argv)
 	return sync_fs(d);
 }
 
-int dbg_cmd_mkdir(struct dbg *d, int argc, char **argv)
+/* make a directory at @path, or a symlink to @target (owned by root) */
+static int make_entry(struct dbg *d, const char *path, const char *target)
 {
 	const char *name;
 	struct bfs_stat st;
@@ -433,28 +434,23 @@ int dbg_cmd_mkdir(struct dbg *d, int argc, char **argv)
 	u64 dir;
 	int ret;
 
-	ret = dbg_resolve_parent(d, argv[1], &dir, &name, &len);
+	ret = dbg_resolve_parent(d, path, &dir, &name, &len);
 	if (!ret)
-		ret = bfs_fs_mkdir(d->fs, dir, name, len, 0755, &root_creds, &st);
+		ret = target ? bfs_fs_symlink(d->fs, dir, name, len, target, &root_creds, &st) :
+			bfs_fs_mkdir(d->fs, dir, name, len, 0755, &root_creds, &st);
 	if (ret)
-		return dbg_err(d, "%s: %s", argv[1], strerror(-ret));
+		return dbg_err(d, "%s: %s", path, strerror(-ret));
 	return sync_fs(d);
+}
+
+int dbg_cmd_mkdir(struct dbg *d, int argc, char **argv)
+{
+	return make_entry(d, argv[1], NULL);
 }
 
 int dbg_cmd_symlink(struct dbg *d, int argc, char **argv)
 {
-	const char *name;
-	struct bfs_stat st;
-	size_t len;
-	u64 dir;
-	int ret;
-
-	ret = dbg_resolve_parent(d, argv[2], &dir, &name, &len);
-	if (!ret)
-		ret = bfs_fs_symlink(d->fs, dir, name, len, argv[1], &root_creds, &st);
-	if (ret)
-		return dbg_err(d, "%s: %s", argv[2], strerror(-ret));
-	return sync_fs(d);
+	return make_entry(d, argv[2], argv[1]);
 }
 
 int dbg_cmd_rm(struct dbg *d, int argc, char **argv)

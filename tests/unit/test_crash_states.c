@@ -50,17 +50,33 @@ static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, c
 	return true;
 }
 
+/* a zeroed memory device, a copy of it as the base image, recording into a new log */
+static char *record(const char *tag, struct bfs_dev **dev, struct bfs_dev **base)
+{
+	char *logpath = bfs_unit_tmpfile(tag);
+
+	ck_assert_int_eq(bfs_dev_open_mem(DEV_SIZE, dev), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(*dev, base), 0);
+	ck_assert_int_eq(bfs_dev_record_start(*dev, logpath), 0);
+	return logpath;
+}
+
+static void done(char *logpath, struct bfs_dev *dev, struct bfs_dev *base)
+{
+	unlink(logpath);
+	free(logpath);
+	bfs_dev_close(base);
+	bfs_dev_close(dev);
+}
+
 START_TEST(test_first_entry_is_applied)
 {
-	char *logpath = bfs_unit_tmpfile("crash-states-log");
 	struct bfs_dev *dev, *base;
+	char *logpath = record("crash-states-log", &dev, &base);
 	struct crash_result res;
 	struct seen s = { 0 };
 	u8 buf[BLK];
 
-	ck_assert_int_eq(bfs_dev_open_mem(DEV_SIZE, &dev), 0);
-	ck_assert_int_eq(bfs_dev_clone_mem(dev, &base), 0);
-	ck_assert_int_eq(bfs_dev_record_start(dev, logpath), 0);
 	/* entry 0 is a data write: no mark before it */
 	memset(buf, 0xaa, sizeof(buf));
 	ck_assert_int_eq(bfs_dev_write(dev, 0, buf, BLK), 0);
@@ -79,26 +95,20 @@ START_TEST(test_first_entry_is_applied)
 	ck_assert_uint_ge(s.end_ok, 1);
 	ck_assert_uint_ge(s.flush_with_a, 2);
 	ck_assert_uint_ge(res.flush_states, 2);
-	unlink(logpath);
-	free(logpath);
-	bfs_dev_close(base);
-	bfs_dev_close(dev);
+	done(logpath, dev, base);
 }
 END_TEST
 
 /* a random state of the first interval may hold entry 0 or not, never more */
 START_TEST(test_first_interval_random)
 {
-	char *logpath = bfs_unit_tmpfile("crash-states-log2");
 	struct bfs_dev *dev, *base;
+	char *logpath = record("crash-states-log2", &dev, &base);
 	struct crash_result res;
 	struct seen s = { 0 };
 	u8 buf[BLK];
 	unsigned i;
 
-	ck_assert_int_eq(bfs_dev_open_mem(DEV_SIZE, &dev), 0);
-	ck_assert_int_eq(bfs_dev_clone_mem(dev, &base), 0);
-	ck_assert_int_eq(bfs_dev_record_start(dev, logpath), 0);
 	memset(buf, 0xaa, sizeof(buf));
 	for (i = 0; i < 4; i++)
 		ck_assert_int_eq(bfs_dev_write(dev, 0, buf, BLK), 0);
@@ -112,10 +122,7 @@ START_TEST(test_first_interval_random)
 	/* the end state holds A; some random state (16 coin flips x up to 4 writes) too */
 	ck_assert_uint_ge(s.with_a, 2);
 	ck_assert_uint_lt(s.with_a, s.states);
-	unlink(logpath);
-	free(logpath);
-	bfs_dev_close(base);
-	bfs_dev_close(dev);
+	done(logpath, dev, base);
 }
 END_TEST
 
