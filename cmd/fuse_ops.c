@@ -298,7 +298,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	int ret;
 
 	if (to_set & FUSE_SET_ATTR_MODE) {
-		sa.valid |= BFS_SET_MODE;
+		/* the access ACL's owner, group-class and other entries follow chmod */
+		sa.valid |= BFS_SET_MODE | (fuse_of(req)->acl ? BFS_SET_ACL_MODE : 0);
 		sa.mode = attr->st_mode & 07777;
 	}
 	if (to_set & FUSE_SET_ATTR_UID) {
@@ -315,9 +316,6 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	}
 	setattr_times(&sa, attr, to_set);
 	ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
-	/* the access ACL's owner, group-class and other entries follow chmod */
-	if (!ret && (sa.valid & BFS_SET_MODE) && fuse_of(req)->acl)
-		ret = bfs_fs_acl_chmod(fs_of(req), ino, sa.mode);
 	reply_attr(req, ret, &st);
 }
 

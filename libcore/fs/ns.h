@@ -103,8 +103,23 @@ int bfs_dir_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, u64 dir);
 /* ---- xattr.c ---- */
 
 int bfs_xattr_delete_all(struct bfs_fs *fs, struct bfs_trans *t, u64 ino);
+/*
+ * set (@value) or remove an xattr within @t (the caller holds the inode's
+ * lock and writes the inode in @t): what bfs_fs_setxattr() does, as a part
+ * of a larger change
+ */
+int bfs_xattr_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *name,
+		     const void *value, size_t size, unsigned flags);
 /* "user." ... for a namespace id, NULL if unknown */
 const char *bfs_xattr_prefix(unsigned ns);
+
+/* ---- acl.c ---- */
+
+/*
+ * chmod with ACLs: the access ACL's owner, group-class and other entries
+ * take the permission bits of @mode, within @t (the caller holds the lock)
+ */
+int bfs_acl_chmod_trans(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, u32 mode);
 
 /* ---- orphan.c ---- */
 
