@@ -88,6 +88,14 @@ expect_ok "$BFS" mount -o attr_timeout=0 img mnt
 [ "$(atime mnt/f)" = "$t2" ] || fail "the atime update did not survive an unmount"
 unmount_wait umount mnt
 
+note "an atime update reaches stat(2) at once, however long the kernel may cache attributes"
+expect_ok "$BFS" mount -o attr_timeout=3600,entry_timeout=3600 img mnt
+touch -m mnt/f
+t0=$(atime mnt/f)	# now cached for an hour
+read_file mnt/f
+[ "$(atime mnt/f)" -gt "$t0" ] || fail "relatime with attr_timeout=3600: stat shows the old atime"
+unmount_wait umount mnt
+
 note "noatime: reads never change atime"
 expect_ok "$BFS" mount -o attr_timeout=0,noatime img mnt
 grep " $PWD/mnt " /proc/mounts | grep -q noatime || fail "/proc/mounts does not say noatime"
