@@ -187,51 +187,27 @@ static int acl_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const cha
 	return ret;
 }
 
-/* queue the removal of @name: 1 if there is none (nothing to do) */
-static int acl_remove(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *name)
-{
-	int ret = bfs_xattr_update(fs, t, ino, name, NULL, 0, 0);
-
-	return ret == -ENODATA ? 1 : ret;
-}
-
 /*
- * One transaction: the inode (ctime, and with @mode the permission bits an
- * access ACL stands for) and the ACL @name set to @a, or removed (@a NULL
- * or empty).
+ * One transaction: the ACL @name set to @a, or removed (@a NULL or empty),
+ * with the inode's ctime and, with @mode, the permission bits an access
+ * ACL stands for.  Removing an ACL that is not there is no error.
  */
 static int acl_store(struct bfs_fs *fs, u64 ino, const char *name, const struct acl *a,
 		     const u32 *mode)
 {
-	struct bfs_ns_inode inode;
-	struct bfs_trans *t = NULL;
+	u8 *buf = NULL;
+	size_t len = 0;
 	int ret;
 
-	bfs_inode_lock(fs, ino);
-	ret = bfs_ns_inode_read(fs, ino, &inode);
-	if (!ret)
-		ret = bfs_iflags_may_change(inode.i.flags);
-	if (!ret)
-		ret = bfs_trans_begin(fs->c, &t);
-	if (!ret)
-		ret = a && a->n ? acl_update(fs, t, ino, name, a) : acl_remove(fs, t, ino, name);
-	if (ret == 1 && !mode) {
-		ret = 0;	/* no ACL to remove and no mode to set: nothing changes */
-		goto out;
+	if (a && a->n) {
+		buf = bfs_malloc(acl_size(a));
+		if (!buf)
+			return -ENOMEM;
+		len = acl_encode(a, buf);
 	}
-	if (ret == 1)
-		ret = 0;
-	if (!ret && mode)
-		inode.i.mode = (inode.i.mode & ~0777U) | (*mode & 0777);
-	inode.i.ctime = bfs_fs_now();
-	if (!ret)
-		ret = bfs_ns_inode_write(t, &inode);
-	if (!ret)
-		ret = bfs_trans_commit(t, NULL);
-out:
-	bfs_trans_end(t);
-	bfs_inode_unlock(fs, ino);
-	return ret;
+	ret = bfs_xattr_set_mode(fs, ino, name, buf, len, 0, mode);
+	bfs_free(buf);
+	return ret == -ENODATA ? 0 : ret;
 }
 
 int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size)

@@ -110,6 +110,13 @@ int bfs_xattr_delete_all(struct bfs_fs *fs, struct bfs_trans *t, u64 ino);
  */
 int bfs_xattr_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *name,
 		     const void *value, size_t size, unsigned flags);
+/*
+ * bfs_fs_setxattr() (@value) or bfs_fs_removexattr() (NULL) and, with
+ * @mode, the permission bits set from it in the same transaction (a
+ * removal that finds nothing still sets them): setfacl
+ */
+int bfs_xattr_set_mode(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
+		       size_t size, unsigned flags, const u32 *mode);
 /* "user." ... for a namespace id, NULL if unknown */
 const char *bfs_xattr_prefix(unsigned ns);
 

@@ -327,8 +327,8 @@ out:
 	return ret;
 }
 
-static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
-			size_t size, unsigned flags)
+int bfs_xattr_set_mode(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
+		       size_t size, unsigned flags, const u32 *mode)
 {
 	struct bfs_ns_inode inode;
 	struct bfs_trans *t = NULL;
@@ -344,6 +344,10 @@ static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void
 		ret = bfs_trans_begin(fs->c, &t);
 	if (!ret)
 		ret = bfs_xattr_update(fs, t, ino, name, value, size, flags);
+	if (ret == -ENODATA && !value && mode)
+		ret = 0;	/* nothing to remove: the mode still changes */
+	if (mode)
+		inode.i.mode = (inode.i.mode & ~0777U) | (*mode & 0777);
 	inode.i.ctime = bfs_fs_now();
 	if (!ret)
 		ret = bfs_ns_inode_write(t, &inode);
@@ -352,6 +356,12 @@ static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void
 	bfs_trans_end(t);
 	bfs_inode_unlock(fs, ino);
 	return ret;
+}
+
+static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
+			size_t size, unsigned flags)
+{
+	return bfs_xattr_set_mode(fs, ino, name, value, size, flags, NULL);
 }
 
 int bfs_fs_setxattr(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
