@@ -10,7 +10,7 @@
  *
  * usage: fuse_null MOUNTPOINT [TIMEOUT [writeback]]
  *        (stays in the foreground; umount to stop).  TIMEOUT: seconds the
- *        kernel caches names and attributes (default 1, as bfs mount);
+ *        kernel caches names and attributes (default 60, as bfs mount);
  *        writeback: the kernel's write-back cache (bfs mount -o writeback)
  * build: cc -O2 -o fuse_null fuse_null.c $(pkg-config --cflags --libs fuse3)
  */
@@ -54,8 +54,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct node *nodes;
 static size_t nr_nodes, cap_nodes;
 static struct dirent_ *hash[1 << HASH_BITS];
-/* how long the kernel may cache names and attributes (argv[2]; bfs's default) */
-static double timeout = 1.0;
+/* how long the kernel may cache names and attributes (argv[2]; bfs mount's default) */
+static double timeout = 60.0;
 /* argv[3] "writeback": the kernel's write-back cache, as bfs mount -o writeback */
 static bool writeback;
 

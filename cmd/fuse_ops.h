@@ -56,7 +56,7 @@ struct bfs_mount_opts {
 /* ext4's default commit interval: at most this much unsynced work is lost in a crash */
 #define BFS_MOUNT_COMMIT_DEFAULT	5
 
-/* defaults: rw, default_permissions, 10 threads, 1 s caching, no writeback */
+/* defaults: rw, default_permissions, 10 threads, 60 s caching, no writeback */
 void bfs_mount_opts_init(struct bfs_mount_opts *o);
 void bfs_mount_opts_free(struct bfs_mount_opts *o);
 /*
