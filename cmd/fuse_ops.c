@@ -1114,6 +1114,14 @@ static void iflags_set(fuse_req_t req, fuse_ino_t ino, u32 in, bool xflags)
 		ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
 	if (ret)
 		return reply_err(req, ret);
+	/*
+	 * The new ctime is a change the kernel does not see in an ioctl, and
+	 * it may cache attributes for attr_timeout: drop them (attributes
+	 * only, offset -1; no inode lock is taken, so the caller's is no
+	 * deadlock) before chattr returns.
+	 */
+	if (fuse_of(req)->se)
+		fuse_lowlevel_notify_inval_inode(fuse_of(req)->se, ino, -1, 0);
 	fuse_reply_ioctl(req, 0, NULL, 0);
 }
 

@@ -73,6 +73,7 @@ int bfs_mount_remount(const char *who, const char *dir, const struct bfs_mount_o
 /* what every operation needs, passed to fuse_session_new() as userdata */
 struct bfs_fuse {
 	struct bfs_fs	*fs;		/* NULL once DESTROY has closed it */
+	struct fuse_session *se;	/* for invalidations; NULL: none sent */
 	bfs_rwlock	life;		/* FORGET (read) against DESTROY (write) */
 	/* DESTROY: close the filesystem and the device (mount.c) */
 	void		(*close)(void *ctx);

@@ -324,7 +324,9 @@ static int start_session(struct mount_run *m)
 		m->se = NULL;
 		ret = run_error(m, "cannot mount '%s' on '%s' (is /dev/fuse available and "
 				"fusermount3 installed?)", m->device, m->mountpoint);
+		goto out;
 	}
+	m->fuse.se = m->se;
 out:
 	free(opts);
 	fuse_opt_free_args(&args);
@@ -357,6 +359,7 @@ static int finish(struct mount_run *m, int status)
 		fuse_remove_signal_handlers(m->se);
 		bfs_fuse_close(&m->fuse);
 		fuse_session_unmount(m->se);
+		m->fuse.se = NULL;
 		fuse_session_destroy(m->se);
 		m->se = NULL;
 	}

@@ -55,10 +55,18 @@ for opts in attr_timeout=3600,entry_timeout=3600 attr_timeout=3600,entry_timeout
 	step "setfacl -b" setfacl -b mnt/t/b/f
 	step "setxattr" setfattr -n user.x -v 1 mnt/t/b/f
 	step "utimes" touch -d 2001-01-01 mnt/t/b/f
+	step "chattr (an ioctl: the filesystem drops the kernel's attributes itself)" chattr +d mnt/t/b/f
+	step "chattr on a directory" chattr +d mnt/t/b
 	echo t1 > mnt/t/t1
 	echo t2 > mnt/t/t2
 	ln mnt/t/t2 mnt/t/a/t2b
 	step "rename over a file with another link" mv mnt/t/t1 mnt/t/t2
+	mkdir mnt/t/a/x
+	step "exchange a file and a directory (RENAME_EXCHANGE)" python3 -c '
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, b"mnt/t/t2", -100, b"mnt/t/a/x", 2):
+    sys.exit("renameat2: errno %d" % ctypes.get_errno())'
 	stat mnt/t/nothing 2>/dev/null && fail "a name that is not there"
 	step "create a name looked up before" sh -c 'echo x > mnt/t/nothing'
 	[ "$(cat mnt/t/nothing)" = x ] || fail "a negative entry outlived the create"
