@@ -54,6 +54,10 @@ for opts in attr_timeout=3600,entry_timeout=3600 attr_timeout=3600,entry_timeout
 	step "setfacl" setfacl -m u:2000:rwx mnt/t/b/f
 	step "setfacl -b" setfacl -b mnt/t/b/f
 	step "setxattr" setfattr -n user.x -v 1 mnt/t/b/f
+	step "removexattr" setfattr -x user.x mnt/t/b/f
+	step "symlink" ln -s f mnt/t/b/l
+	step "mkfifo" mkfifo mnt/t/b/p
+	step "write through a second descriptor" sh -c 'exec 3>>mnt/t/b/f; echo more >&3; echo again >> mnt/t/b/f'
 	step "utimes" touch -d 2001-01-01 mnt/t/b/f
 	step "chattr (an ioctl: the filesystem drops the kernel's attributes itself)" chattr +d mnt/t/b/f
 	step "chattr on a directory" chattr +d mnt/t/b
