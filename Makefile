@@ -99,6 +99,7 @@ soak: $(B)/tests/test_fs_model $(B)/tests/test_crash_fs $(B)/bfs $(TOOL_BINS)
 	BFS_MODEL_SEEDS=50 BFS_MODEL_OPS=50000 CK_FORK=no $(B)/tests/test_fs_model
 	BFS_CRASH_FS_OPS=5000 BFS_CRASH_MAX_FLUSH_STATES=400 CK_FORK=no $(B)/tests/test_crash_fs
 	BFS_SPACE_SOAK_SECS=600 BFS_SPACE_SOAK_SIZE=4G TESTS=59-mount-space-soak sh tests/run-integration.sh $(B)/bfs
+	BFS_SPACE_SOAK_SECS=300 BFS_SPACE_SOAK_SIZE=1G BFS_SPACE_SOAK_OPTS=writeback TESTS=59-mount-space-soak sh tests/run-integration.sh $(B)/bfs
 	$(MAKE) B=build-asan OPT="-O1 -g $(SAN_FLAGS)" build-asan/bfs
 	python3 tests/damage/converge.py --bfs build-asan/bfs --tools $(B)/tests --quiet \
 		--seeds $(DAMAGE_SOAK_SEEDS) --min-converge $(DAMAGE_MIN_CONVERGE)

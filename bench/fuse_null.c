@@ -8,7 +8,10 @@
  * this kernel can: its numbers are the ceiling FUSE itself puts on bfs and
  * fuse2fs.
  *
- * usage: fuse_null MOUNTPOINT     (stays in the foreground; umount to stop)
+ * usage: fuse_null MOUNTPOINT [TIMEOUT [writeback]]
+ *        (stays in the foreground; umount to stop).  TIMEOUT: seconds the
+ *        kernel caches names and attributes (default 60, as bfs mount);
+ *        writeback: the kernel's write-back cache (bfs mount -o writeback)
  * build: cc -O2 -o fuse_null fuse_null.c $(pkg-config --cflags --libs fuse3)
  */
 #define _GNU_SOURCE
@@ -18,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +33,10 @@
 #define MAX_WRITE	(1024 * 1024)
 #define HASH_BITS	20
 
+struct dirent_;
+
 struct node {
+	struct dirent_ *children;	/* newest first: readdir order */
 	mode_t	mode;
 	off_t	size;
 	nlink_t	nlink;
@@ -37,7 +44,8 @@ struct node {
 };
 
 struct dirent_ {
-	struct dirent_ *next;
+	struct dirent_ *next;		/* in the hash chain */
+	struct dirent_ *sib;		/* in the parent's children */
 	fuse_ino_t parent, ino;
 	char	name[];
 };
@@ -46,6 +54,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct node *nodes;
 static size_t nr_nodes, cap_nodes;
 static struct dirent_ *hash[1 << HASH_BITS];
+/* how long the kernel may cache names and attributes (argv[2]; bfs mount's default) */
+static double timeout = 60.0;
+/* argv[3] "writeback": the kernel's write-back cache, as bfs mount -o writeback */
+static bool writeback;
 
 static unsigned hash_of(fuse_ino_t parent, const char *name)
 {
@@ -99,7 +111,8 @@ static void fill_stat(fuse_ino_t ino, struct stat *st)
 
 static void reply_entry(fuse_req_t req, fuse_ino_t ino)
 {
-	struct fuse_entry_param e = { .ino = ino, .attr_timeout = 1, .entry_timeout = 1 };
+	struct fuse_entry_param e = { .ino = ino, .attr_timeout = timeout,
+				       .entry_timeout = timeout };
 
 	fill_stat(ino, &e.attr);
 	pthread_mutex_unlock(&lock);
@@ -108,7 +121,7 @@ static void reply_entry(fuse_req_t req, fuse_ino_t ino)
 
 static void reply_negative(fuse_req_t req)
 {
-	struct fuse_entry_param e = { .ino = 0, .entry_timeout = 1 };
+	struct fuse_entry_param e = { .ino = 0, .entry_timeout = timeout };
 
 	fuse_reply_entry(req, &e);
 }
@@ -118,6 +131,8 @@ static void op_init(void *data, struct fuse_conn_info *conn)
 	conn->max_write = MAX_WRITE;
 	/* as bfs: the kernel clears set-user-ID bits itself */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+	if (writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+		conn->want |= FUSE_CAP_WRITEBACK_CACHE;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -140,7 +155,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	pthread_mutex_lock(&lock);
 	fill_stat(ino, &st);
 	pthread_mutex_unlock(&lock);
-	fuse_reply_attr(req, &st, 1);
+	fuse_reply_attr(req, &st, timeout);
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -155,14 +170,14 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		nodes[ino].mode = (nodes[ino].mode & S_IFMT) | (attr->st_mode & 07777);
 	fill_stat(ino, &st);
 	pthread_mutex_unlock(&lock);
-	fuse_reply_attr(req, &st, 1);
+	fuse_reply_attr(req, &st, timeout);
 }
 
 static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      struct fuse_file_info *fi)
 {
 	struct dirent_ *d;
-	struct fuse_entry_param e = { .attr_timeout = 1, .entry_timeout = 1 };
+	struct fuse_entry_param e = { .attr_timeout = timeout, .entry_timeout = timeout };
 	unsigned h = hash_of(parent, name);
 
 	pthread_mutex_lock(&lock);
@@ -184,6 +199,8 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	strcpy(d->name, name);
 	d->next = hash[h];
 	hash[h] = d;
+	d->sib = nodes[parent].children;
+	nodes[parent].children = d;
 	fill_stat(e.ino, &e.attr);
 	pthread_mutex_unlock(&lock);
 	if (fi) {
@@ -213,6 +230,19 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	make_node(req, parent, name, S_IFREG | (mode & 07777), fi);
 }
 
+static void unlink_sib(fuse_ino_t parent, struct dirent_ *d)
+{
+	struct dirent_ **p;
+
+	for (p = &nodes[parent].children; *p; p = &(*p)->sib) {
+		if (*p == d) {
+			*p = d->sib;
+			return;
+		}
+	}
+}
+
+/* unlink and rmdir (a directory's children are not checked: nothing is kept) */
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct dirent_ **p;
@@ -223,6 +253,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			struct dirent_ *d = *p;
 
 			*p = d->next;
+			unlink_sib(parent, d);
 			free(d);
 			pthread_mutex_unlock(&lock);
 			fuse_reply_err(req, 0);
@@ -288,11 +319,66 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * Listings: ".", ".." and the children, the offset of an entry being its
+ * position plus one.  readdirplus hands out attributes as a lookup would
+ * (nothing is ever forgotten here, so lookup counts need no bookkeeping).
+ */
+static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
+{
+	char *buf = malloc(size ? size : 1);
+	struct dirent_ *d;
+	size_t used = 0;
+	off_t pos;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	d = nodes[ino].children;
+	for (pos = 0; ; pos++) {
+		struct fuse_entry_param e = { .attr_timeout = timeout, .entry_timeout = timeout };
+		const char *name;
+		size_t n;
+
+		if (pos >= 2 && !d)
+			break;
+		if (pos < 2) {
+			name = pos ? ".." : ".";
+			e.attr.st_ino = ino;
+			e.attr.st_mode = S_IFDIR;
+		} else {
+			name = d->name;
+			if (plus)
+				e.ino = d->ino;
+			fill_stat(d->ino, &e.attr);
+		}
+		if (pos >= off) {
+			n = plus ? fuse_add_direntry_plus(req, buf + used, size - used, name, &e, pos + 1)
+				 : fuse_add_direntry(req, buf + used, size - used, name, &e.attr, pos + 1);
+			if (n > size - used)
+				break;
+			used += n;
+		}
+		if (pos >= 2)
+			d = d->sib;
+	}
+	pthread_mutex_unlock(&lock);
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	/* listings are not measured: an empty directory is enough */
-	fuse_reply_buf(req, NULL, 0);
+	list_dir(req, ino, size, off, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	list_dir(req, ino, size, off, true);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -334,6 +420,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.mkdir = op_mkdir,
 	.create = op_create,
 	.unlink = op_unlink,
+	.rmdir = op_unlink,
 	.open = op_open,
 	.read = op_read,
 	.write = op_write,
@@ -342,6 +429,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.fsync = op_ok,
 	.opendir = op_open,
 	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
 	.releasedir = op_release,
 	.fsyncdir = op_ok,
 	.statfs = op_statfs,
@@ -358,10 +446,12 @@ int main(int argc, char **argv)
 	struct fuse_session *se;
 	int ret = 1;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s MOUNTPOINT\n", argv[0]);
+	if (argc < 2 || argc > 4 || (argc > 2 && (timeout = atof(argv[2])) < 0) ||
+	    (argc > 3 && strcmp(argv[3], "writeback"))) {
+		fprintf(stderr, "usage: %s MOUNTPOINT [TIMEOUT [writeback]]\n", argv[0]);
 		return 2;
 	}
+	writeback = argc > 3;
 	new_node(0);				/* inode 0 is never used */
 	new_node(S_IFDIR | 0755);		/* FUSE_ROOT_ID */
 	se = fuse_session_new(&fa, &ops, sizeof(ops), NULL);

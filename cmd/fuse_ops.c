@@ -300,7 +300,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	int ret;
 
 	if (to_set & FUSE_SET_ATTR_MODE) {
-		sa.valid |= BFS_SET_MODE;
+		/* the access ACL's owner, group-class and other entries follow chmod */
+		sa.valid |= BFS_SET_MODE | (fuse_of(req)->acl ? BFS_SET_ACL_MODE : 0);
 		sa.mode = attr->st_mode & 07777;
 	}
 	if (to_set & FUSE_SET_ATTR_UID) {
@@ -317,9 +318,6 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	}
 	setattr_times(&sa, attr, to_set);
 	ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
-	/* the access ACL's owner, group-class and other entries follow chmod */
-	if (!ret && (sa.valid & BFS_SET_MODE) && fuse_of(req)->acl)
-		ret = bfs_fs_acl_chmod(fs_of(req), ino, sa.mode);
 	reply_attr(req, ret, &st);
 }
 
@@ -467,6 +465,9 @@ static bool atime_open(fuse_req_t req, fuse_ino_t ino, unsigned policy)
 /*
  * After a read or a listing has been replied to (so @req is gone: the
  * caller passes its bfs_fuse): record the access; an error fails nothing.
+ * The kernel drops its cached atime after every read and listing
+ * (fuse_invalidate_atime()), so stat(2) sees the new one whatever
+ * attr_timeout is: no invalidation needed from here.
  */
 static void atime_touch(struct bfs_fuse *f, fuse_ino_t ino, unsigned policy)
 {
@@ -711,6 +712,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 struct plus_ent {
 	u64	ino, next;
 	u32	type;
+	bool	ref;		/* replied with attributes: a lookup reference taken */
 	char	name[BFS_NAME_MAX + 1];
 };
 
@@ -757,7 +759,9 @@ static bool is_dot_or_dotdot(const char *name)
 	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
 }
 
-static size_t plus_emit(fuse_req_t req, char *buf, size_t size, const struct plus_ent *pe)
+/* *ref: the entry took a lookup reference (the kernel will FORGET it) */
+static size_t plus_emit(fuse_req_t req, char *buf, size_t size, const struct plus_ent *pe,
+			bool *ref)
 {
 	struct fuse_entry_param e;
 	struct bfs_stat st;
@@ -768,6 +772,7 @@ static size_t plus_emit(fuse_req_t req, char *buf, size_t size, const struct plu
 	 * away since it was listed.  Every other entry is a lookup: the
 	 * kernel will FORGET it.
 	 */
+	*ref = false;
 	if (is_dot_or_dotdot(pe->name) || bfs_fs_getattr(fs_of(req), pe->ino, &st) ||
 	    entry_ref(req, &st)) {
 		memset(&e, 0, sizeof(e));
@@ -775,6 +780,7 @@ static size_t plus_emit(fuse_req_t req, char *buf, size_t size, const struct plu
 		e.attr.st_mode = dirent_mode(pe->type);
 	} else {
 		fill_entry(req, &e, &st);
+		*ref = true;
 	}
 	return fuse_add_direntry_plus(req, buf, size, pe->name, &e, (off_t)pe->next);
 }
@@ -795,13 +801,25 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 		goto out;
 	}
 	for (i = 0; i < p.nr; i++) {
-		size_t n = plus_emit(req, buf + used, size - used, &p.ents[i]);
+		bool ref;
+		size_t n = plus_emit(req, buf + used, size - used, &p.ents[i], &ref);
 
-		if (n > size - used)
-			break;	/* cannot happen: plus_collect() measured each entry */
+		if (n > size - used) {
+			/* cannot happen: plus_collect() measured each entry */
+			if (ref)
+				entry_unref(f->fs, p.ents[i].ino);
+			break;
+		}
 		used += n;
+		p.ents[i].ref = ref;
 	}
-	fuse_reply_buf(req, buf, used);
+	p.nr = i;
+	if (fuse_reply_buf(req, buf, used)) {
+		/* interrupted: the kernel got none of these lookups */
+		for (i = 0; i < p.nr; i++)
+			if (p.ents[i].ref)
+				entry_unref(f->fs, p.ents[i].ino);
+	}
 	atime_touch(f, ino, f->dir_atime);
 out:
 	free(buf);
@@ -1103,6 +1121,14 @@ static void iflags_set(fuse_req_t req, fuse_ino_t ino, u32 in, bool xflags)
 		ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
 	if (ret)
 		return reply_err(req, ret);
+	/*
+	 * The new ctime is a change the kernel does not see in an ioctl, and
+	 * it may cache attributes for attr_timeout: drop them (attributes
+	 * only, offset -1; no inode lock is taken, so the caller's is no
+	 * deadlock) before chattr returns.
+	 */
+	if (fuse_of(req)->se)
+		fuse_lowlevel_notify_inval_inode(fuse_of(req)->se, ino, -1, 0);
 	fuse_reply_ioctl(req, 0, NULL, 0);
 }
 

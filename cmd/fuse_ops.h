@@ -58,7 +58,7 @@ struct bfs_mount_opts {
 /* ext4's default commit interval: at most this much unsynced work is lost in a crash */
 #define BFS_MOUNT_COMMIT_DEFAULT	5
 
-/* defaults: rw, default_permissions, 10 threads, 1 s caching, no writeback */
+/* defaults: rw, default_permissions, 10 threads, 60 s caching, no writeback */
 void bfs_mount_opts_init(struct bfs_mount_opts *o);
 void bfs_mount_opts_free(struct bfs_mount_opts *o);
 /*
@@ -75,6 +75,7 @@ int bfs_mount_remount(const char *who, const char *dir, const struct bfs_mount_o
 /* what every operation needs, passed to fuse_session_new() as userdata */
 struct bfs_fuse {
 	struct bfs_fs	*fs;		/* NULL once DESTROY has closed it */
+	struct fuse_session *se;	/* for invalidations; NULL: none sent */
 	bfs_rwlock	life;		/* FORGET (read) against DESTROY (write) */
 	/* DESTROY: close the filesystem and the device (mount.c) */
 	void		(*close)(void *ctx);

@@ -329,7 +329,9 @@ static int start_session(struct mount_run *m)
 		m->se = NULL;
 		ret = run_error(m, "cannot mount '%s' on '%s' (is /dev/fuse available and "
 				"fusermount3 installed?)", m->device, m->mountpoint);
+		goto out;
 	}
+	m->fuse.se = m->se;
 out:
 	free(opts);
 	fuse_opt_free_args(&args);
@@ -362,6 +364,7 @@ static int finish(struct mount_run *m, int status)
 		fuse_remove_signal_handlers(m->se);
 		bfs_fuse_close(&m->fuse);
 		fuse_session_unmount(m->se);
+		m->fuse.se = NULL;
 		fuse_session_destroy(m->se);
 		m->se = NULL;
 	}
@@ -510,8 +513,8 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  allow_root          let root access the mount too\n"
 	"  cache_size=SIZE     btree node cache (e.g. 256M)\n"
 	"  max_threads=N       FUSE worker threads (default 10)\n"
-	"  attr_timeout=SECS   how long the kernel caches attributes (default 1)\n"
-	"  entry_timeout=SECS  how long the kernel caches names (default 1)\n"
+	"  attr_timeout=SECS   how long the kernel caches attributes (default 60)\n"
+	"  entry_timeout=SECS  how long the kernel caches names (default 60)\n"
 	"  commit=SECS         make everything durable this often (default 5)\n"
 	"  discard             discard freed space (in batches, at each commit)\n"
 	"  errors=BEHAVIOUR    on damaged metadata: continue, remount-ro (refuse\n"

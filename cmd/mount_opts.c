@@ -131,8 +131,13 @@ void bfs_mount_opts_init(struct bfs_mount_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->max_threads = 10;	/* libfuse's own default */
-	o->attr_timeout = 1.0;
-	o->entry_timeout = 1.0;
+	/*
+	 * Long: the caches are exact (only this mount changes the filesystem,
+	 * tests/integration/59-mount-attr-cache.sh), so the time only bounds
+	 * memory, and a second look at a tree costs no requests.
+	 */
+	o->attr_timeout = 60.0;
+	o->entry_timeout = 60.0;
 }
 
 void bfs_mount_opts_free(struct bfs_mount_opts *o)

@@ -109,6 +109,8 @@ struct bfs_stat {
 #define BFS_SET_MTIME_NOW	(1U << 7)
 #define BFS_SET_CTIME		(1U << 8)
 #define BFS_SET_FLAGS		(1U << 9)
+/* with BFS_SET_MODE: a stored access ACL follows the new bits, in the same transaction */
+#define BFS_SET_ACL_MODE	(1U << 10)
 
 struct bfs_setattr {
 	u32	valid;
@@ -217,7 +219,7 @@ int bfs_fs_removexattr(struct bfs_fs *fs, u64 ino, const char *name);
  *  bfs_fs_set_acl()  set (@value) or remove (NULL) the access or default
  *                    ACL: -EINVAL malformed, -EACCES a default ACL on a
  *                    non-directory; an access ACL sets the permission bits
- *  bfs_fs_acl_chmod() after a chmod: the access ACL follows the new bits
+ *  (chmod: bfs_fs_setattr() with BFS_SET_MODE | BFS_SET_ACL_MODE)
  *  bfs_fs_acl_new()  before creating in @dir: the mode of the new inode
  *                    (*mode: the requested one, unmasked) and the ACLs it
  *                    inherits; without a default ACL the umask applies
@@ -228,7 +230,6 @@ struct bfs_acl_new {
 	size_t	access_len, dflt_len;
 };
 int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size);
-int bfs_fs_acl_chmod(struct bfs_fs *fs, u64 ino, u32 mode);
 int bfs_fs_acl_new(struct bfs_fs *fs, u64 dir, u32 *mode, u32 umask, struct bfs_acl_new *n);
 int bfs_fs_acl_new_apply(struct bfs_fs *fs, u64 ino, const struct bfs_acl_new *n);
 void bfs_fs_acl_new_free(struct bfs_acl_new *n);

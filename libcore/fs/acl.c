@@ -11,9 +11,11 @@
  *  - a new inode in a directory with a default ACL gets that ACL, masked
  *    by the mode it was created with, instead of the umask, and a new
  *    directory also inherits the default ACL itself.
- * Every value read back is validated before it is used.  The mode and the
- * ACL are written by two transactions: a crash between them leaves the
- * stricter of the two in force (the mode is written first on create).
+ * Every value read back is validated before it is used.  setfacl and chmod
+ * write the mode and the access ACL in one transaction, so that no crash
+ * leaves them disagreeing.  A create stores the inherited ACLs in a second
+ * transaction after the inode: a crash between them leaves the stricter
+ * of the two in force (the mode masked by the ACL's mask, no named entries).
  */
 #include "ns.h"
 
@@ -171,36 +173,41 @@ static int acl_read(struct bfs_fs *fs, u64 ino, const char *name, struct acl *a)
 	return ret;
 }
 
-static int acl_write(struct bfs_fs *fs, u64 ino, const char *name, const struct acl *a)
+/* queue @a as @name within @t */
+static int acl_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *name,
+		      const struct acl *a)
 {
 	u8 *buf = bfs_malloc(acl_size(a));
 	int ret;
 
 	if (!buf)
 		return -ENOMEM;
-	ret = bfs_fs_setxattr(fs, ino, name, buf, acl_encode(a, buf), 0);
+	ret = bfs_xattr_update(fs, t, ino, name, buf, acl_encode(a, buf), 0);
 	bfs_free(buf);
 	return ret;
 }
 
-static int remove_quiet(struct bfs_fs *fs, u64 ino, const char *name)
+/*
+ * One transaction: the ACL @name set to @a, or removed (@a NULL or empty),
+ * with the inode's ctime and, with @mode, the permission bits an access
+ * ACL stands for.  Removing an ACL that is not there is no error.
+ */
+static int acl_store(struct bfs_fs *fs, u64 ino, const char *name, const struct acl *a,
+		     const u32 *mode)
 {
-	int ret = bfs_fs_removexattr(fs, ino, name);
-
-	return ret == -ENODATA ? 0 : ret;
-}
-
-static int set_perm_bits(struct bfs_fs *fs, u64 ino, u32 mode)
-{
-	struct bfs_setattr sa = { .valid = BFS_SET_MODE };
-	struct bfs_stat st;
+	u8 *buf = NULL;
+	size_t len = 0;
 	int ret;
 
-	ret = bfs_fs_getattr(fs, ino, &st);
-	if (ret)
-		return ret;
-	sa.mode = (st.mode & 07000) | (mode & 0777);
-	return bfs_fs_setattr(fs, ino, &sa, &st);
+	if (a && a->n) {
+		buf = bfs_malloc(acl_size(a));
+		if (!buf)
+			return -ENOMEM;
+		len = acl_encode(a, buf);
+	}
+	ret = bfs_xattr_set_mode(fs, ino, name, buf, len, 0, mode);
+	bfs_free(buf);
+	return ret == -ENODATA ? 0 : ret;
 }
 
 int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size)
@@ -219,36 +226,30 @@ int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, siz
 	if (dflt && !S_ISDIR(st.mode))
 		return value ? -EACCES : 0;
 	if (!value)
-		return remove_quiet(fs, ino, dflt ? ACL_DEFAULT : ACL_ACCESS);
+		return acl_store(fs, ino, dflt ? ACL_DEFAULT : ACL_ACCESS, NULL, NULL);
 	ret = acl_decode(value, size, &a);
 	if (ret)
 		return ret;
 	if (dflt) {
 		/* an empty default ACL removes it, as setfacl -k does */
-		ret = a.n ? acl_write(fs, ino, ACL_DEFAULT, &a) : remove_quiet(fs, ino, ACL_DEFAULT);
-		bfs_free(a.e);
-		return ret;
+		ret = acl_store(fs, ino, ACL_DEFAULT, &a, NULL);
+	} else if (!a.n) {
+		ret = -EINVAL;
+	} else {
+		/* one that says no more than the permission bits is not stored */
+		mode = acl_mode(&a, &equiv);
+		ret = acl_store(fs, ino, ACL_ACCESS, equiv ? NULL : &a, &mode);
 	}
-	if (!a.n) {
-		bfs_free(a.e);
-		return -EINVAL;
-	}
-	mode = acl_mode(&a, &equiv);
-	ret = set_perm_bits(fs, ino, mode);
-	if (!ret)
-		ret = equiv ? remove_quiet(fs, ino, ACL_ACCESS) : acl_write(fs, ino, ACL_ACCESS, &a);
 	bfs_free(a.e);
 	return ret;
 }
 
-int bfs_fs_acl_chmod(struct bfs_fs *fs, u64 ino, u32 mode)
+int bfs_acl_chmod_trans(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, u32 mode)
 {
 	struct acl_ent *g;
 	struct acl a;
 	int ret;
 
-	if (fs->read_only)
-		return -EROFS;
 	ret = acl_read(fs, ino, ACL_ACCESS, &a);
 	if (ret)
 		return ret == -ENODATA ? 0 : ret;
@@ -256,7 +257,7 @@ int bfs_fs_acl_chmod(struct bfs_fs *fs, u64 ino, u32 mode)
 	g = acl_find(&a, BFS_ACL_MASK);
 	(g ? g : acl_find(&a, BFS_ACL_GROUP_OBJ))->perm = (mode >> 3) & 7;
 	acl_find(&a, BFS_ACL_OTHER)->perm = mode & 7;
-	ret = acl_write(fs, ino, ACL_ACCESS, &a);
+	ret = acl_update(fs, t, ino, ACL_ACCESS, &a);
 	bfs_free(a.e);
 	return ret;
 }

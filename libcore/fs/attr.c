@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * getattr and setattr.  Timestamps: setattr sets ctime (to now, or to the
+ * getattr and setattr (a chmod with BFS_SET_ACL_MODE changes the access
+ * ACL with the mode, acl.c).  Timestamps: setattr sets ctime (to now, or to the
  * value given with BFS_SET_CTIME); a size change also sets mtime, as
  * truncate(2) does.  atime changes through setattr, and through
  * bfs_fs_touch_atime() when the caller reports a read (atime.c).
@@ -85,6 +86,12 @@ int bfs_fs_setattr(struct bfs_fs *fs, u64 ino, const struct bfs_setattr *sa, str
 
 	if (sa->valid & BFS_SET_MODE)
 		inode.i.mode = (inode.i.mode & S_IFMT) | (sa->mode & 07777);
+	/* the access ACL follows in the same transaction: no crash splits them */
+	if ((sa->valid & (BFS_SET_MODE | BFS_SET_ACL_MODE)) == (BFS_SET_MODE | BFS_SET_ACL_MODE)) {
+		ret = bfs_acl_chmod_trans(fs, t, ino, sa->mode);
+		if (ret)
+			goto out;
+	}
 	if (sa->valid & BFS_SET_UID)
 		inode.i.uid = sa->uid;
 	if (sa->valid & BFS_SET_GID)

@@ -103,8 +103,30 @@ int bfs_dir_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, u64 dir);
 /* ---- xattr.c ---- */
 
 int bfs_xattr_delete_all(struct bfs_fs *fs, struct bfs_trans *t, u64 ino);
+/*
+ * set (@value) or remove an xattr within @t (the caller holds the inode's
+ * lock and writes the inode in @t): what bfs_fs_setxattr() does, as a part
+ * of a larger change
+ */
+int bfs_xattr_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *name,
+		     const void *value, size_t size, unsigned flags);
+/*
+ * bfs_fs_setxattr() (@value) or bfs_fs_removexattr() (NULL) and, with
+ * @mode, the permission bits set from it in the same transaction (a
+ * removal that finds nothing still sets them): setfacl
+ */
+int bfs_xattr_set_mode(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
+		       size_t size, unsigned flags, const u32 *mode);
 /* "user." ... for a namespace id, NULL if unknown */
 const char *bfs_xattr_prefix(unsigned ns);
+
+/* ---- acl.c ---- */
+
+/*
+ * chmod with ACLs: the access ACL's owner, group-class and other entries
+ * take the permission bits of @mode, within @t (the caller holds the lock)
+ */
+int bfs_acl_chmod_trans(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, u32 mode);
 
 /* ---- orphan.c ---- */
 

@@ -272,12 +272,13 @@ static int xattr_del(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const stru
 	return ret == -ENOENT || ret == -ENOBUFS ? 0 : ret;
 }
 
-/* set (@value non-NULL) or remove an xattr */
-static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
-			size_t size, unsigned flags)
+/*
+ * Set (@value non-NULL) or remove an xattr of @ino within @t; the caller
+ * holds the inode's lock and writes the inode (its ctime) in @t.
+ */
+int bfs_xattr_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *name,
+		     const void *value, size_t size, unsigned flags)
 {
-	struct bfs_ns_inode inode;
-	struct bfs_trans *t = NULL;
 	struct xname x;
 	struct xref r;
 	size_t len;
@@ -286,8 +287,6 @@ static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void
 	unsigned i;
 	int ret;
 
-	if (fs->read_only)
-		return -EROFS;
 	if (flags & ~(BFS_XATTR_CREATE | BFS_XATTR_REPLACE))
 		return -EINVAL;
 	ret = parse_name(name, &x);
@@ -298,13 +297,7 @@ static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void
 	buf = key_buf(fs, &len);
 	if (!buf)
 		return -ENOMEM;
-
-	bfs_inode_lock(fs, ino);
-	ret = bfs_ns_inode_read(fs, ino, &inode);
-	if (!ret)
-		ret = bfs_iflags_may_change(inode.i.flags);
-	if (!ret)
-		ret = xattr_find(fs, ino, &x, buf, len, &r);
+	ret = xattr_find(fs, ino, &x, buf, len, &r);
 	if (ret)
 		goto out;
 	if (r.found && (flags & BFS_XATTR_CREATE)) {
@@ -321,9 +314,6 @@ static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void
 		ret = -E2BIG;
 		goto out;
 	}
-	ret = bfs_trans_begin(fs->c, &t);
-	if (ret)
-		goto out;
 	if (!value) {
 		ret = xattr_del(fs, t, ino, &r, buf, len);
 	} else {
@@ -332,16 +322,46 @@ static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void
 		for (i = nr + 1u; r.found && i <= r.nr_chunks && !ret; i++)
 			ret = bfs_trans_delete(t, BFS_BTREE_XATTRS, xpos(ino, r.slot, i));
 	}
+out:
+	bfs_free(buf);
+	return ret;
+}
+
+int bfs_xattr_set_mode(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
+		       size_t size, unsigned flags, const u32 *mode)
+{
+	struct bfs_ns_inode inode;
+	struct bfs_trans *t = NULL;
+	int ret;
+
+	if (fs->read_only)
+		return -EROFS;
+	bfs_inode_lock(fs, ino);
+	ret = bfs_ns_inode_read(fs, ino, &inode);
+	if (!ret)
+		ret = bfs_iflags_may_change(inode.i.flags);
+	if (!ret)
+		ret = bfs_trans_begin(fs->c, &t);
+	if (!ret)
+		ret = bfs_xattr_update(fs, t, ino, name, value, size, flags);
+	if (ret == -ENODATA && !value && mode)
+		ret = 0;	/* nothing to remove: the mode still changes */
+	if (mode)
+		inode.i.mode = (inode.i.mode & ~0777U) | (*mode & 0777);
 	inode.i.ctime = bfs_fs_now();
 	if (!ret)
 		ret = bfs_ns_inode_write(t, &inode);
 	if (!ret)
 		ret = bfs_trans_commit(t, NULL);
-out:
 	bfs_trans_end(t);
 	bfs_inode_unlock(fs, ino);
-	bfs_free(buf);
 	return ret;
+}
+
+static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
+			size_t size, unsigned flags)
+{
+	return bfs_xattr_set_mode(fs, ino, name, value, size, flags, NULL);
 }
 
 int bfs_fs_setxattr(struct bfs_fs *fs, u64 ino, const char *name, const void *value,

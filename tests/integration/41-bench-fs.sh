@@ -82,4 +82,20 @@ EOF
 ! grep -q "$PWD/peers" /proc/mounts || fail "fs-vs-peers left a mount behind"
 [ -z "$(losetup -j "$PWD/peers/ext4.img" 2>/dev/null)" ] || fail "loop device left behind"
 [ ! -e peers ] || fail "fs-vs-peers left files behind: $(ls peers)"
+
+note "bench/meta-vs-null --quick: every phase on bfs, bfs -o writeback and the no-op FUSE baseline"
+python3 "$REPO/bench/meta-vs-null" --quick --json --files 300 --tree-files 100 \
+	--targets bfs,bfs-wb,fuse-null --bfs "$BFS" --dir "$PWD/meta" >out 2>err ||
+	{ cat err; fail "meta-vs-null --quick failed"; }
+python3 - out <<'EOF' || { cat err; fail "meta-vs-null: results incomplete"; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert not d["notes"], d["notes"]
+for t in ("bfs", "bfs-wb", "fuse-null"):
+    for p in ("create", "stat-cold", "stat-warm", "restat", "ls-l", "unlink", "tree"):
+        r = d["results"][t][p]
+        assert r["ops"] > 0 and r["total_ns"] > 0, (t, p, r)
+EOF
+! grep -q "$PWD/meta" /proc/mounts || fail "meta-vs-null left a mount behind"
+[ ! -e meta ] || fail "meta-vs-null left files behind: $(ls meta)"
 echo ok

@@ -88,6 +88,14 @@ expect_ok "$BFS" mount -o attr_timeout=0 img mnt
 [ "$(atime mnt/f)" = "$t2" ] || fail "the atime update did not survive an unmount"
 unmount_wait umount mnt
 
+note "an atime update reaches stat(2) at once, however long the kernel may cache attributes"
+expect_ok "$BFS" mount -o attr_timeout=3600,entry_timeout=3600 img mnt
+touch -m mnt/f
+t0=$(atime mnt/f)	# now cached for an hour
+read_file mnt/f
+[ "$(atime mnt/f)" -gt "$t0" ] || fail "relatime with attr_timeout=3600: stat shows the old atime"
+unmount_wait umount mnt
+
 note "noatime: reads never change atime"
 expect_ok "$BFS" mount -o attr_timeout=0,noatime img mnt
 grep " $PWD/mnt " /proc/mounts | grep -q noatime || fail "/proc/mounts does not say noatime"
@@ -166,14 +174,93 @@ until [ "$(du -k img | cut -f1)" -lt $((full - 40000)) ]; do
 done
 unmount_wait umount mnt
 expect_ok "$BFS" fsck -n img
-note "without discard the space stays allocated in the image"
-expect_ok "$BFS" mount -o commit=1 img mnt
-head -c 60000000 /dev/urandom > mnt/big || fail "write a big file"
-sync mnt/big
-full=$(du -k img | cut -f1)
-rm mnt/big
-sleep 2.5
-[ "$(du -k img | cut -f1)" -gt $((full - 40000)) ] || fail "space was discarded without -o discard"
+note "without discard (or with nodiscard after it) the space stays allocated in the image"
+for opts in commit=1 discard,nodiscard,commit=1; do
+	expect_ok "$BFS" mount -o $opts img mnt
+	head -c 60000000 /dev/urandom > mnt/big || fail "write a big file"
+	sync mnt/big
+	full=$(du -k img | cut -f1)
+	rm mnt/big
+	sleep 2.5
+	[ "$(du -k img | cut -f1)" -gt $((full - 40000)) ] || fail "-o $opts: space was discarded"
+	unmount_wait umount mnt
+done
+
+note "norelatime is strictatime, atime and nostrictatime are relatime"
+for opt in norelatime atime nostrictatime; do
+	expect_ok "$BFS" mount -o attr_timeout=0,$opt img mnt
+	touch -m mnt/f
+	read_file mnt/f
+	t0=$(atime mnt/f)
+	sleep 0.05
+	read_file mnt/f
+	t1=$(atime mnt/f)
+	case $opt in
+	norelatime) [ "$t1" -gt "$t0" ] || fail "-o norelatime: a second read left atime" ;;
+	*) [ "$t1" = "$t0" ] || fail "-o $opt: a second read changed atime (not relatime)" ;;
+	esac
+	unmount_wait umount mnt
+done
+
+note "mount flags reach the kernel: nosuid nodev noexec sync dirsync, and their opposites undo them"
+expect_ok "$BFS" mount -o nosuid,nodev,noexec,sync,dirsync img mnt
+line=$(grep " $PWD/mnt " /proc/mounts)
+for flag in nosuid nodev noexec sync dirsync; do
+	echo "$line" | grep -Eq "[ ,]$flag[ ,]" || fail "-o $flag: /proc/mounts says $line"
+done
+printf '#!/bin/sh\necho ran\n' > mnt/script && chmod 755 mnt/script
+expect_fail mnt/script
+unmount_wait umount mnt
+expect_ok "$BFS" mount -o noexec,nosuid,exec,suid,dev,async img mnt
+line=$(grep " $PWD/mnt " /proc/mounts)
+echo "$line" | grep -Eq "[ ,](noexec|nosuid)[ ,]" && fail "exec/suid after noexec/nosuid: $line"
+[ "$(mnt/script)" = ran ] || fail "-o exec: the script did not run"
+unmount_wait umount mnt
+
+note "noreplay is norecovery: read-only, the journal left alone"
+expect_ok "$BFS" mount -o noreplay img mnt
+grep " $PWD/mnt " /proc/mounts | grep -q " ro," || fail "-o noreplay: the mount is not read-only"
+unmount_wait umount mnt
+
+note "allow_root: root gets in, other users do not; allow_other lets them"
+chmod 0755 .	# the scratch directory is 0700: the other user must reach the mount point
+for opt in allow_root allow_other; do
+	expect_ok "$BFS" mount -o $opt img mnt
+	[ "$(cat mnt/f)" = data ] || fail "-o $opt: root cannot read"
+	if setpriv --reuid=65534 --regid=65534 --clear-groups cat mnt/f >/dev/null 2>&1; then
+		[ $opt = allow_other ] || fail "-o allow_root: another user could read"
+	else
+		[ $opt = allow_root ] || fail "-o allow_other: another user could not read"
+	fi
+	unmount_wait umount mnt
+done
+
+note "writeback, writeback_cache and nowriteback: the kernel's write-back cache on or off"
+# FUSE_WRITEBACK_CACHE is bit 16 of the INIT reply's flags (libfuse's -d trace)
+for opts in writeback writeback_cache writeback,nowriteback nowriteback; do
+	"$BFS" mount -o debug,$opts img mnt 2>wb.err &
+	pid=$!
+	wait_mounted mnt
+	echo "$opts" > mnt/wb || fail "-o $opts: write"
+	[ "$(cat mnt/wb)" = "$opts" ] || fail "-o $opts: read back"
+	unmount_wait umount mnt
+	wait "$pid" || fail "-o debug,$opts exited non-zero"
+	flags=$(sed -n 's/^ *flags=0x\([0-9a-f]*\)$/\1/p' wb.err | tail -1)
+	[ -n "$flags" ] || fail "no INIT reply flags in the -d trace"
+	on=$(( (0x$flags >> 16) & 1 ))
+	case $opts in
+	*nowriteback) [ $on = 0 ] || fail "-o $opts: the write-back cache is on" ;;
+	*) [ $on = 1 ] || fail "-o $opts: the write-back cache is off" ;;
+	esac
+done
+
+note "clone_fd with few threads serves a parallel load"
+expect_ok "$BFS" mount -o clone_fd,max_threads=2 img mnt
+for i in 1 2 3 4; do
+	( for j in $(seq 20); do echo "$i $j" > mnt/c$i.$j; done ) &
+done
+wait
+[ "$(cat mnt/c*.* | wc -l)" = 80 ] || fail "-o clone_fd: files missing"
 unmount_wait umount mnt
 
 note "read-only mounts write no atime"

@@ -4,10 +4,12 @@
  *
  * A workload of file and directory operations (create, write, truncate,
  * punch hole, rename, link, unlink, mkdir, rmdir, symlink, setxattr,
- * removexattr, fsync of files and directories) runs
+ * removexattr, setfacl, chmod of a file with an ACL, fsync of files and
+ * directories) runs
  * on a recorded memory device.  After every operation the whole tree is
  * read back and its state hashed (names, types, sizes, link counts, file
- * contents, symlink targets, xattrs).  Each crashed state built from the I/O log (crash_states.h)
+ * contents, symlink targets, xattrs, permission bits and access ACLs: a
+ * chmod or setfacl changes both at once or neither).  Each crashed state built from the I/O log (crash_states.h)
  * must open (replaying the journal), pass bfs_btree_verify(), and show
  * exactly the tree after some operation T with
  *   last fsync'd operation <= T <= last operation begun,
@@ -29,10 +31,13 @@
 #include <bfs/btree.h>
 #include <bfs/checksum.h>
 #include <bfs/fs.h>
+#include <bfs/fs_format.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
 #include <bfs/super.h>
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -94,7 +99,7 @@ static int hash_inode(struct bfs_fs *fs, const char *name, u64 ino, struct buf *
 	ret = bfs_fs_getattr(fs, ino, &st);
 	if (ret)
 		return ret;
-	snprintf(line, sizeof(line), "%s %o %u %llu", name, st.mode & S_IFMT, st.nlink,
+	snprintf(line, sizeof(line), "%s %o %u %llu", name, st.mode, st.nlink,
 		 (unsigned long long)(S_ISDIR(st.mode) ? 0 : st.size));
 	buf_add(out, line, strlen(line) + 1);
 	n = bfs_fs_listxattr(fs, ino, (char *)data, sizeof(data));
@@ -102,7 +107,8 @@ static int hash_inode(struct bfs_fs *fs, const char *name, u64 ino, struct buf *
 		return (int)n;
 	if (n > 0) {
 		/* names in list order are hash order: the values of the known names */
-		static const char *const names[] = { "user.a", "user.b", "user.c" };
+		static const char *const names[] = { "user.a", "user.b", "user.c",
+						     "system.posix_acl_access" };
 		u8 val[512];
 		size_t i;
 
@@ -211,6 +217,30 @@ static u64 pick_dir(struct workload *w)
 	return w->dirs[below(w, NR_DIRS)];
 }
 
+/*
+ * setfacl u::rw-,u:1000+N:PERM,g::r--,m::PERM,o::---: a named entry, so the
+ * ACL is stored and the group bits of the mode become the mask
+ */
+static size_t acl_value(u8 *buf, u32 n, u16 perm)
+{
+	const u16 ent[][3] = {
+		{ BFS_ACL_USER_OBJ, 6, 0 }, { BFS_ACL_USER, perm, (u16)(1000 + n) },
+		{ BFS_ACL_GROUP_OBJ, 4, 0 }, { BFS_ACL_MASK, perm, 0 }, { BFS_ACL_OTHER, 0, 0 },
+	};
+	struct bfs_acl_header h = { .version = cpu_to_le32(BFS_ACL_VERSION) };
+	size_t i;
+
+	memcpy(buf, &h, sizeof(h));
+	for (i = 0; i < ARRAY_SIZE(ent); i++) {
+		struct bfs_acl_entry e = { .tag = cpu_to_le16(ent[i][0]),
+					   .perm = cpu_to_le16(ent[i][1]),
+					   .id = cpu_to_le32(ent[i][2]) };
+
+		memcpy(buf + sizeof(h) + i * sizeof(e), &e, sizeof(e));
+	}
+	return sizeof(h) + ARRAY_SIZE(ent) * sizeof(struct bfs_acl_entry);
+}
+
 /* one operation; failures with an errno are fine (the model is the tree itself) */
 static void one_op(struct workload *w)
 {
@@ -272,11 +302,24 @@ static void one_op(struct workload *w)
 		bfs_fs_mkdir(w->fs, d, "sub", 3, 0755, &cr, &st);
 	} else if (r < 87) {
 		bfs_fs_rmdir(w->fs, d, "sub", 3);
+	} else if (r < 89) {
+		u8 acl[64];
+		size_t len = acl_value(acl, (u32)below(w, 4), (u16)below(w, 8));
+
+		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode))
+			ck_assert_int_eq(bfs_fs_set_acl(w->fs, st.ino, false, acl, len), 0);
+	} else if (r < 91) {
+		/* chmod on a mount with ACLs: the mode and the access ACL together */
+		struct bfs_setattr sa = { .valid = BFS_SET_MODE | BFS_SET_ACL_MODE,
+					  .mode = (u32)below(w, 01000) };
+
+		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode))
+			ck_assert_int_eq(bfs_fs_setattr(w->fs, st.ino, &sa, &st), 0);
 	} else {
 		/* fsync a file or a directory: everything so far becomes durable */
 		u64 ino = d;
 
-		if (r < 95 && !bfs_fs_lookup(w->fs, d, n, strlen(n), &st))
+		if (r < 96 && !bfs_fs_lookup(w->fs, d, n, strlen(n), &st))
 			ino = st.ino;
 		ck_assert_int_eq(bfs_fs_fsync(w->fs, ino, below(w, 2)), 0);
 		crash_mark(w->dev, 'f', w->nr_ops);
@@ -396,6 +439,116 @@ START_TEST(test_crash_fs)
 }
 END_TEST
 
+/*
+ * chmod on a file with an access ACL while another thread keeps making
+ * everything durable (as the periodic commit and other fsyncs do on a
+ * mount): in every crash state the permission bits and the ACL's owner,
+ * mask and other entries agree.  Were they two transactions, a flush
+ * between them would leave a state where they do not.
+ */
+#define ACL_CHMODS	300
+
+struct acl_race {
+	struct bfs_fs	*fs;
+	volatile bool	stop;
+	unsigned	syncs;
+};
+
+static void *sync_loop(void *arg)
+{
+	struct acl_race *r = arg;
+
+	while (!r->stop) {
+		ck_assert_int_eq(bfs_fs_sync(r->fs), 0);
+		r->syncs++;
+	}
+	return NULL;
+}
+
+static bool acl_agrees_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
+{
+	u64 ino = *(u64 *)ctx;
+	struct bfs_fs *fs;
+	struct bfs_stat st;
+	u8 acl[64], scratch[64];
+	ssize_t n;
+	int ret;
+	u32 want;
+
+	(void)mk;
+	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
+	if (ret) {
+		snprintf(why, 512, "open failed: %s", strerror(-ret));
+		return false;
+	}
+	ret = bfs_fs_getattr(fs, ino, &st);
+	n = ret ? ret : bfs_fs_getxattr(fs, ino, "system.posix_acl_access", acl, sizeof(acl));
+	bfs_fs_close(fs);
+	if (n != (ssize_t)acl_value(scratch, 0, 0)) {
+		snprintf(why, 512, "the file or its ACL is gone (%zd)", n);
+		return false;
+	}
+	/* acl_value(): user_obj, user, group_obj, mask, other; perm at byte 2 of each */
+	want = (u32)acl[4 + 0 * 8 + 2] << 6 | (u32)acl[4 + 3 * 8 + 2] << 3 | acl[4 + 4 * 8 + 2];
+	if ((st.mode & 0777) == want)
+		return true;
+	snprintf(why, 512, "mode %03o, the access ACL says %03o", st.mode & 0777, want);
+	return false;
+}
+
+START_TEST(test_crash_acl_chmod)
+{
+	u64 dev_bytes = 64 * MiB, rng = crash_env_u64("BFS_CRASH_SEED", 1), ino;
+	struct bfs_format_opts fo = { 0 };
+	struct bfs_creds cr = { 0, 0 };
+	struct acl_race r = { 0 };
+	struct crash_result res;
+	struct bfs_sb *sb = bfs_zalloc(BFS_SB_MAX_BYTES);
+	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-acl-log");
+	struct bfs_dev *dev, *base;
+	struct bfs_stat st;
+	pthread_t th;
+	u8 acl[64];
+	int i;
+
+	ck_assert_int_eq(bfs_dev_open_mem(dev_bytes, &dev), 0);
+	ck_assert_int_eq(bfs_sb_layout(&fo, dev_bytes, 512, sb, err), 0);
+	ck_assert_int_eq(bfs_mkfs(dev, sb), 0);
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &r.fs), 0);
+	ck_assert_int_eq(bfs_fs_mknod(r.fs, BFS_ROOT_INO, "f", 1, S_IFREG | 0644, 0, &cr, &st), 0);
+	ino = st.ino;
+	ck_assert_int_eq(bfs_fs_set_acl(r.fs, ino, false, acl, acl_value(acl, 0, 6)), 0);
+	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &base), 0);
+	ck_assert_int_eq(bfs_dev_record_start(dev, logpath), 0);
+
+	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &r.fs), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, sync_loop, &r), 0);
+	/* the yield lets flushes land among the chmods */
+	for (i = 0; i < ACL_CHMODS; i++) {
+		struct bfs_setattr sa = { .valid = BFS_SET_MODE | BFS_SET_ACL_MODE,
+					  .mode = (u32)(crash_splitmix(&rng) % 01000) };
+
+		ck_assert_int_eq(bfs_fs_setattr(r.fs, ino, &sa, &st), 0);
+		sched_yield();
+	}
+	r.stop = true;
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
+	ck_assert_int_eq(bfs_dev_record_stop(dev), 0);
+
+	crash_build_states(logpath, base, rng, acl_agrees_cb, &ino, &res);
+	printf("crash-acl: %d chmods, %u syncs beside them; %u crash states checked, %u failed\n",
+	       i, r.syncs, res.states, res.failures);
+	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
+	unlink(logpath);
+	free(logpath);
+	bfs_free(sb);
+	bfs_dev_close(base);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 static Suite *crash_fs_suite(void)
 {
 	Suite *s = suite_create("crash_fs");
@@ -403,6 +556,7 @@ static Suite *crash_fs_suite(void)
 
 	tcase_set_timeout(tc, 1800);
 	tcase_add_test(tc, test_crash_fs);
+	tcase_add_test(tc, test_crash_acl_chmod);
 	suite_add_tcase(s, tc);
 	return s;
 }

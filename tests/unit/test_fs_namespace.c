@@ -1197,12 +1197,22 @@ START_TEST(test_acl)
 	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", got, sizeof(got)),
 			 (ssize_t)n);
 	ck_assert(!memcmp(got, buf, n));
-	/* chmod moves the mask, not the group entry */
-	ck_assert_int_eq(bfs_fs_acl_chmod(fs, f, 0600), 0);
+	/* chmod moves the mask, not the group entry (with the mode, one transaction) */
+	ck_assert_int_eq(bfs_fs_setattr(fs, f, &(struct bfs_setattr){
+		.valid = BFS_SET_MODE | BFS_SET_ACL_MODE, .mode = 0600 }, &st), 0);
+	ck_assert_uint_eq(st.mode & 07777, 0600);
 	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", got, sizeof(got)),
 			 (ssize_t)n);
 	ck_assert_uint_eq(got[4 + 3 * 8 + 2], 0);	/* mask perm */
 	ck_assert_uint_eq(got[4 + 1 * 8 + 2], 4);	/* user:4242 kept */
+	/* without BFS_SET_ACL_MODE (a noacl mount) the stored ACL stays as it was */
+	ck_assert_int_eq(bfs_fs_setattr(fs, f, &(struct bfs_setattr){
+		.valid = BFS_SET_MODE, .mode = 0660 }, &st), 0);
+	ck_assert_int_eq(bfs_fs_getxattr(fs, f, "system.posix_acl_access", got, sizeof(got)),
+			 (ssize_t)n);
+	ck_assert_uint_eq(got[4 + 3 * 8 + 2], 0);
+	/* removing an ACL that is not there changes nothing */
+	ck_assert_int_eq(bfs_fs_set_acl(fs, d, false, NULL, 0), 0);
 	/* equivalent to the mode: not stored, the mode set */
 	n = acl_value(buf, base, 3);
 	ck_assert_int_eq(bfs_fs_set_acl(fs, f, false, buf, n), 0);
