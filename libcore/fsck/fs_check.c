@@ -7,57 +7,73 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fs_check.h"
 
 /* deeper than this, a path is shown from an "<inode N>" in the middle */
 #define PATH_DEPTH_MAX	256
 
-struct ino_info *find_ino(struct fs_check *fc, u64 ino)
+struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino)
 {
-	size_t lo = 0, hi = fc->nr;
+	size_t idx;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (fc->in[mid].ino == ino)
-			return &fc->in[mid];
-		if (fc->in[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (!fsck_find(fc, ino, &idx) || !S_ISDIR(fsck_type(fc, idx)))
+		return NULL;
+	return fsck_dir(fc, idx);
 }
 
-int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, u32 nlink, u64 parent,
-		 struct ino_info **out)
+static int grow(void **p, size_t size, size_t cap)
 {
-	size_t pos = fc->nr;
+	void *n = bfs_realloc(*p, cap * size);
 
-	if (fc->nr == fc->cap) {
-		size_t cap = fc->cap ? fc->cap * 2 : 1024;
-		struct ino_info *n = bfs_realloc(fc->in, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		fc->in = n;
-		fc->cap = cap;
-	}
-	/* inodes are collected in key order: an insert in the middle is a repair's */
-	while (pos && fc->in[pos - 1].ino > ino)
-		pos--;
-	if (pos < fc->nr && fc->in[pos].ino == ino)
-		return -EEXIST;
-	memmove(&fc->in[pos + 1], &fc->in[pos], (fc->nr - pos) * sizeof(*fc->in));
-	fc->nr++;
-	fc->in[pos] = (struct ino_info){ .ino = ino, .mode = mode, .nlink = nlink, .parent = parent };
-	if (out)
-		*out = &fc->in[pos];
+	if (!n)
+		return -ENOMEM;
+	*p = n;
 	return 0;
 }
 
-int fsck_set_name(struct fs_check *fc, struct ino_info *i, u64 dir, const char *name,
+int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
+{
+	size_t idx;
+	int ret;
+
+	if (fsck_find(fc, ino, &idx))
+		return -EEXIST;
+	if (fc->nr == fc->cap) {
+		/* large arrays grow by mremap: the part not yet used costs no memory */
+		size_t cap = fc->cap ? fc->cap * 2 : 4096;
+
+		if ((ret = grow((void **)&fc->flags, sizeof(*fc->flags), cap)) ||
+		    (ret = grow((void **)&fc->links, sizeof(*fc->links), cap)) ||
+		    (ret = grow((void **)&fc->aux, sizeof(*fc->aux), cap)))
+			return ret;
+		fc->cap = cap;
+	}
+	if (S_ISDIR(mode) && fc->nr_dirs == fc->cap_dirs) {
+		size_t cap = fc->cap_dirs ? fc->cap_dirs * 2 : 256;
+
+		if ((ret = grow((void **)&fc->dirs, sizeof(*fc->dirs), cap)))
+			return ret;
+		fc->cap_dirs = cap;
+	}
+	ret = ino_set_add(&fc->set, ino, &idx);
+	if (ret)
+		return ret;
+	fc->nr++;
+	fc->flags[idx] = (u8)((mode & S_IFMT) >> 12);
+	fc->links[idx] = 0;
+	fc->aux[idx] = 0;
+	if (S_ISDIR(mode)) {
+		fc->aux[idx] = (u32)fc->nr_dirs;
+		fc->dirs[fc->nr_dirs++] = (struct fsck_dir){ .ino = ino };
+	}
+	if (out)
+		*out = idx;
+	return 0;
+}
+
+int fsck_set_name(struct fs_check *fc, struct fsck_dir *d, u64 dir, const char *name,
 		  size_t len)
 {
 	if (len > BFS_NAME_MAX)
@@ -72,30 +88,81 @@ int fsck_set_name(struct fs_check *fc, struct ino_info *i, u64 dir, const char *
 		fc->names_cap = cap;
 	}
 	memcpy(fc->names + fc->names_len, name, len);
-	i->name_off = fc->names_len;
-	i->name_len = (u8)len;
-	i->entry_dir = dir;
+	d->name_off = (u32)fc->names_len;
+	d->name_len = (u8)len;
+	d->entry_dir = dir;
 	fc->names_len += len;
 	return 0;
 }
 
+int fsck_count_entry(struct fs_check *fc, struct fsck_dir *dir, size_t idx, u64 ino,
+		     const char *name, size_t len)
+{
+	bool first = !fc->links[idx]++;
+
+	(void)ino;
+	if (!S_ISDIR(fsck_type(fc, idx))) {
+		if (first)
+			fc->aux[idx] = (u32)(dir - fc->dirs) + 1;
+		return 0;
+	}
+	dir->subdirs++;
+	/* the first entry names it in messages (and is where ".." should point) */
+	return first ? fsck_set_name(fc, fsck_dir(fc, idx), dir->ino, name, len) : 0;
+}
+
+/* the name of an entry in directory @dir naming @ino, into @name; 0 if there is none */
+static size_t entry_name(struct fs_check *fc, u64 dir, u64 ino, char *name)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	size_t len = 0;
+	int ret;
+
+	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_DIRENTS, BFS_POS(dir, 0, 0), 0);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret && le64_to_cpu(k->inode) == dir;
+	     ret = bfs_btree_iter_next(&it, &k)) {
+		const struct bfs_dirent_v *v = bfs_bkey_val(k);
+
+		if (k->type == BFS_KEY_DIRENT && bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) &&
+		    le64_to_cpu(v->ino) == ino &&
+		    bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) + v->name_len) {
+			len = BFS_MIN((size_t)v->name_len, (size_t)BFS_NAME_MAX);
+			memcpy(name, v->name, len);
+			break;
+		}
+	}
+	bfs_btree_iter_exit(&it);
+	return len;
+}
+
 const char *fsck_path(struct fs_check *fc, u64 ino)
 {
-	const struct ino_info *comp[PATH_DEPTH_MAX];
+	const struct fsck_dir *comp[PATH_DEPTH_MAX];
 	char *p = fc->path, *end = fc->path + sizeof(fc->path);
+	char name[BFS_NAME_MAX];
+	size_t name_len = 0, idx;
 	unsigned n = 0;
 	u64 cur = ino;
 
 	if (ino == BFS_ROOT_INO)
 		return "/";
+	/* a file: its first entry's directory, and its name looked up there */
+	if (fsck_find(fc, ino, &idx) && !S_ISDIR(fsck_type(fc, idx)) && fc->aux[idx]) {
+		u64 dir = fc->dirs[fc->aux[idx] - 1].ino;
+
+		name_len = entry_name(fc, dir, ino, name);
+		if (name_len)
+			cur = dir;
+	}
 	/* up the entries to the root; a broken or too long chain starts with "<inode N>" */
 	while (cur != BFS_ROOT_INO && n < PATH_DEPTH_MAX) {
-		const struct ino_info *i = find_ino(fc, cur);
+		const struct fsck_dir *d = fsck_find_dir(fc, cur);
 
-		if (!i || !i->name_len)
+		if (!d || !d->name_len)
 			break;
-		comp[n++] = i;
-		cur = i->entry_dir;
+		comp[n++] = d;
+		cur = d->entry_dir;
 	}
 	*p = 0;
 	if (cur != BFS_ROOT_INO)
@@ -103,6 +170,8 @@ const char *fsck_path(struct fs_check *fc, u64 ino)
 	while (n-- && p < end - 1)
 		p += snprintf(p, (size_t)(end - p), "/%.*s", comp[n]->name_len,
 			      fc->names + comp[n]->name_off);
+	if (name_len && p < end - 1)
+		snprintf(p, (size_t)(end - p), "/%.*s", (int)name_len, name);
 	return fc->path;
 }
 
@@ -122,6 +191,84 @@ struct bfs_fsck_loc fsck_file_loc(struct fs_check *fc, u64 ino, u64 offset,
 	return loc;
 }
 
+static int icur_take(struct fsck_inode_cur *cur, int ret, const struct bfs_bkey *k)
+{
+	for (; !ret; ret = bfs_btree_iter_next(&cur->it, &k))
+		if (fsck_inode_key(k)) {
+			cur->valid = true;
+			cur->ino = le64_to_cpu(k->inode);
+			memcpy(&cur->v, bfs_bkey_val(k), sizeof(cur->v));
+			return 0;
+		}
+	cur->valid = false;
+	return ret == -ENOENT ? 0 : ret;
+}
+
+int fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur)
+{
+	const struct bfs_bkey *k = NULL;
+	int ret;
+
+	bfs_btree_iter_init(&cur->it, fc->c, BFS_BTREE_INODES, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	ret = bfs_btree_iter_peek(&cur->it, &k);
+	return icur_take(cur, ret, k);
+}
+
+int fsck_icur_next(struct fsck_inode_cur *cur)
+{
+	const struct bfs_bkey *k = NULL;
+	int ret;
+
+	if (!cur->valid)
+		return 0;
+	ret = bfs_btree_iter_next(&cur->it, &k);
+	return icur_take(cur, ret, k);
+}
+
+void fsck_icur_exit(struct fsck_inode_cur *cur)
+{
+	bfs_btree_iter_exit(&cur->it);
+}
+
+int fsck_inode_read(struct fs_check *fc, u64 ino, struct bfs_inode_v *v)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	if (!fsck_inode_key(k))
+		return -ENOENT;
+	memcpy(v, bfs_bkey_val(k), sizeof(*v));
+	return 0;
+}
+
+u32 fsck_stored_mode(struct fs_check *fc, u64 ino)
+{
+	struct bfs_inode_v v;
+
+	return fsck_inode_read(fc, ino, &v) ? 0 : le32_to_cpu(v.mode);
+}
+
+void fsck_fs_check_free(struct fs_check *fc)
+{
+	ino_set_free(&fc->set);
+	bfs_free(fc->flags);
+	bfs_free(fc->links);
+	bfs_free(fc->aux);
+	bfs_free(fc->dirs);
+	bfs_free(fc->names);
+}
+
+void fsck_sweep_progress(struct fs_check *fc, u64 ino)
+{
+	/* the counter bounds every inode number, unless it is damaged */
+	if (!(++fc->seen & 1023))
+		bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino + BFS_MIN(ino, fc->next_ino),
+				  fc->nr_sweeps * fc->next_ino);
+}
+
 int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 		      int (*fn)(struct fs_check *fc, const struct bfs_bkey *k))
 {
@@ -131,9 +278,7 @@ int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 
 	bfs_btree_iter_init(&it, fc->c, id, BFS_POS_MIN, BFS_ITER_PREFETCH);
 	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
-		if (!(++fc->seen & 1023))
-			bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino + le64_to_cpu(k->inode),
-					  fc->nr_sweeps * fc->next_ino);
+		fsck_sweep_progress(fc, le64_to_cpu(k->inode));
 		ret = fn(fc, k);
 		if (ret)
 			break;
