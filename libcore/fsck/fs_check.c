@@ -95,12 +95,88 @@ int fsck_set_name(struct fs_check *fc, struct fsck_dir *d, u64 dir, const char *
 	return 0;
 }
 
+static struct fsck_big_links *big_find(const struct fs_check *fc, size_t idx)
+{
+	size_t lo = 0, hi = fc->nr_big;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (fc->big[mid].idx == idx)
+			return &fc->big[mid];
+		if (fc->big[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+u32 fsck_links(const struct fs_check *fc, size_t idx)
+{
+	const struct fsck_big_links *b;
+
+	if (fc->links[idx] < FSCK_LINKS_BIG)
+		return fc->links[idx];
+	b = big_find(fc, idx);
+	return b ? b->links : FSCK_LINKS_BIG;
+}
+
+/* one more entry names the inode at @idx; -ENOMEM */
+static int links_inc(struct fs_check *fc, size_t idx)
+{
+	struct fsck_big_links *b;
+	size_t pos;
+
+	if (fc->links[idx] < FSCK_LINKS_BIG - 1) {
+		fc->links[idx]++;
+		return 0;
+	}
+	if (fc->links[idx] == FSCK_LINKS_BIG && (b = big_find(fc, idx))) {
+		if (b->links < UINT32_MAX)
+			b->links++;
+		return 0;
+	}
+	/* the count reaches FSCK_LINKS_BIG: from now on in big[] (hard links are few) */
+	if (fc->nr_big == fc->cap_big) {
+		size_t cap = fc->cap_big * 2 + 16;
+		int ret = grow((void **)&fc->big, sizeof(*fc->big), cap);
+
+		if (ret)
+			return ret;
+		fc->cap_big = cap;
+	}
+	for (pos = fc->nr_big; pos && fc->big[pos - 1].idx > idx; pos--)
+		fc->big[pos] = fc->big[pos - 1];
+	fc->big[pos] = (struct fsck_big_links){ .idx = idx, .links = FSCK_LINKS_BIG };
+	fc->nr_big++;
+	fc->links[idx] = FSCK_LINKS_BIG;
+	return 0;
+}
+
+void fsck_links_dec(struct fs_check *fc, size_t idx)
+{
+	struct fsck_big_links *b = fc->links[idx] == FSCK_LINKS_BIG ? big_find(fc, idx) : NULL;
+
+	if (b && b->links > FSCK_LINKS_BIG)
+		b->links--;
+	else if (b) {
+		memmove(b, b + 1, (size_t)(fc->big + fc->nr_big - (b + 1)) * sizeof(*b));
+		fc->nr_big--;
+		fc->links[idx]--;
+	} else if (fc->links[idx])
+		fc->links[idx]--;
+}
+
 int fsck_count_entry(struct fs_check *fc, struct fsck_dir *dir, size_t idx, u64 ino,
 		     const char *name, size_t len)
 {
-	bool first = !fc->links[idx]++;
+	bool first = !fc->links[idx];
+	int ret = links_inc(fc, idx);
 
 	(void)ino;
+	if (ret)
+		return ret;
 	if (!S_ISDIR(fsck_type(fc, idx))) {
 		if (first)
 			fc->aux[idx] = (u32)(dir - fc->dirs) + 1;
@@ -256,6 +332,7 @@ void fsck_fs_check_free(struct fs_check *fc)
 	ino_set_free(&fc->set);
 	bfs_free(fc->flags);
 	bfs_free(fc->links);
+	bfs_free(fc->big);
 	bfs_free(fc->aux);
 	bfs_free(fc->dirs);
 	bfs_free(fc->names);
@@ -264,9 +341,24 @@ void fsck_fs_check_free(struct fs_check *fc)
 void fsck_sweep_progress(struct fs_check *fc, u64 ino)
 {
 	/* the counter bounds every inode number, unless it is damaged */
-	if (!(++fc->seen & 1023))
+	if (!(++fc->seen & 1023) && fc->sweep < fc->nr_sweeps)
 		bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino + BFS_MIN(ino, fc->next_ino),
 				  fc->nr_sweeps * fc->next_ino);
+}
+
+void fsck_sweep_progress_of(struct fs_check *fc, u64 cur, u64 max)
+{
+	/* in inode numbers, the unit of the other sweeps */
+	if (max)
+		fsck_sweep_progress(fc, (u64)((double)BFS_MIN(cur, max) / (double)max *
+					      (double)fc->next_ino));
+}
+
+void fsck_sweep_done(struct fs_check *fc)
+{
+	fc->sweep++;
+	if (fc->sweep <= fc->nr_sweeps)
+		bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino, fc->nr_sweeps * fc->next_ino);
 }
 
 int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
@@ -283,7 +375,7 @@ int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 		if (ret)
 			break;
 	}
-	fc->sweep++;
+	fsck_sweep_done(fc);
 	bfs_btree_iter_exit(&it);
 	return ret == -ENOENT ? 0 : ret;
 }

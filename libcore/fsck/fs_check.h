@@ -6,7 +6,7 @@
  * few bytes an inode as e2fsck keeps bitmaps and counts:
  *   - ino_set.h maps each inode number to a dense index;
  *   - per index: the file type and flags (a byte), the entries naming it
- *     (u32) and for a directory its record in dirs[], for anything else the
+ *     (a byte; the few counts above 254 in a side table) and for a directory its record in dirs[], for anything else the
  *     directory of its first entry (u32);
  *   - per directory (a few percent of inodes): its first entry's directory
  *     and name (for paths) and the subdirectories counted in it.
@@ -35,6 +35,13 @@
 #define FSCK_I_TYPE	0x0fU
 #define FSCK_I_ORPHAN	0x10U	/* on the orphan list */
 
+#define FSCK_LINKS_BIG	255
+
+struct fsck_big_links {
+	size_t	idx;
+	u32	links;
+};
+
 struct fsck_dir {
 	u64	ino;
 	u64	entry_dir;	/* the directory holding its first entry; 0: none */
@@ -49,7 +56,10 @@ struct fs_check {
 	struct bfs_core *c;
 	struct ino_set set;
 	u8	*flags;		/* per index: FSCK_I_* */
-	u32	*links;		/* per index: directory entries naming it */
+	u8	*links;		/* per index: directory entries naming it, up to
+				   FSCK_LINKS_BIG; counts from there in big[] */
+	struct fsck_big_links *big;	/* sorted by index */
+	size_t	nr_big, cap_big;
 	u32	*aux;		/* per index: directories: index in dirs[]; others: 1 +
 				   index in dirs[] of its first entry's directory, 0: none */
 	size_t	nr, cap;	/* indices in use, allocated */
@@ -86,6 +96,11 @@ struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino);
 
 /* add inode @ino of @mode (no entries yet) at the next index, stored in *idx */
 int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *idx);
+
+/* the entries naming the inode at @idx */
+u32 fsck_links(const struct fs_check *fc, size_t idx);
+/* one entry fewer names the inode at @idx */
+void fsck_links_dec(struct fs_check *fc, size_t idx);
 
 /* count an entry in directory @dir naming the inode at @idx (its first: remembered) */
 int fsck_count_entry(struct fs_check *fc, struct fsck_dir *dir, size_t idx, u64 ino,
@@ -136,8 +151,15 @@ void fsck_fs_check_free(struct fs_check *fc);
 /* the inode value of @ino as stored now, in *v; -ENOENT if it is gone */
 int fsck_inode_read(struct fs_check *fc, u64 ino, struct bfs_inode_v *v);
 
-/* progress of a sweep in inode order, now at inode @ino (ends with fc->sweep++) */
+/*
+ * Progress of pass 2: fc->nr_sweeps sweeps, each an equal share, of which
+ * fc->sweep are done.  A sweep in inode order reports the inode it is at;
+ * one in another order (buckets, nodes) @cur of its @max.  Each ends with
+ * fsck_sweep_done().
+ */
 void fsck_sweep_progress(struct fs_check *fc, u64 ino);
+void fsck_sweep_progress_of(struct fs_check *fc, u64 cur, u64 max);
+void fsck_sweep_done(struct fs_check *fc);
 /* call @fn for every key of btree @id; a non-zero return stops and is returned */
 int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 		      int (*fn)(struct fs_check *fc, const struct bfs_bkey *k));

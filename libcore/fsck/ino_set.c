@@ -77,7 +77,8 @@ int ino_set_add(struct ino_set *s, u64 ino, size_t *idx)
 	struct ino_chunk *c = s->nr_ch ? &s->ch[s->nr_ch - 1] : NULL;
 	int ret;
 
-	if (c && ino <= s->last) {
+	/* after one out of order, a chunk's indices would no longer be consecutive */
+	if ((c && ino <= s->last) || s->nr_late) {
 		ret = add_late(s, ino, s->nr);
 		goto out;
 	}

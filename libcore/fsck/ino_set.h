@@ -8,7 +8,8 @@
  * 2^16 numbers: a sorted list of their low 16 bits (2 bytes a number) while
  * the chunk is sparse, a bitmap with a rank table (about 1.3 bits a number
  * when full) once it holds more than INO_SET_DENSE.  A number added out of
- * order (an inode a repair made) goes into a small sorted side table.
+ * order (an inode a repair made), and every one after it, goes into a small
+ * sorted side table.
  */
 #ifndef BFS_FSCK_INO_SET_H
 #define BFS_FSCK_INO_SET_H

@@ -83,7 +83,7 @@ static int move_away(struct fs_check *fc, const struct bfs_dirent_ref *de, size_
 	if (ret)
 		return ret;
 	/* not a directory (it would be /lost+found): its name is looked up when needed */
-	fc->links[idx]--;
+	fsck_links_dec(fc, idx);
 	if (fc->aux[idx] == (u32)(fsck_find_dir(fc, BFS_ROOT_INO) - fc->dirs) + 1)
 		fc->aux[idx] = 0;	/* found again when it is reconnected */
 	return 0;
@@ -120,7 +120,7 @@ int fsck_check_lost_found(struct fs_check *fc)
 		fsck_repair(fc, PR_LOST_FOUND_NOT_DIR, ret);
 		return ret == -ENOMEM ? ret : 0;
 	}
-	if (fsck_find(fc, LOST_FOUND_INO, &idx) && S_ISDIR(fsck_type(fc, idx)) && !fc->links[idx]) {
+	if (fsck_find(fc, LOST_FOUND_INO, &idx) && S_ISDIR(fsck_type(fc, idx)) && !fsck_links(fc, idx)) {
 		loc.inode = LOST_FOUND_INO;
 		if (bfs_fix_problem_at(fc->f, PR_LOST_FOUND_UNATTACHED, &loc,
 				    "directory %u has no entry, / has no lost+found",

@@ -57,6 +57,7 @@ struct bucket_info {
 
 struct alloc_check {
 	struct fs_check *fc;
+	u64	nodes, nr_nodes;	/* progress of the walk */
 	struct bucket_info *b;
 	u64	first, nbuckets, bucket_size;
 };
@@ -95,6 +96,7 @@ static int mark_node(void *ctx, const struct bfs_btree_node_info *ni)
 
 	if (b < ac->nbuckets)
 		ac->b[b].owner |= OWNER_NODE;
+	fsck_sweep_progress_of(ac->fc, ++ac->nodes, ac->nr_nodes);
 	return 0;
 }
 
@@ -102,16 +104,20 @@ static int mark_metadata(struct alloc_check *ac)
 {
 	const struct bfs_sb *sb = bfs_core_sb(ac->fc->c);
 	u64 b = le64_to_cpu(sb->journal_bucket), end = b + le32_to_cpu(sb->journal_nbuckets);
+	struct bfs_core_stats cs;
 	unsigned id;
 	int ret;
 
 	for (; b < end && b < ac->nbuckets; b++)
 		ac->b[b].owner |= OWNER_JOURNAL;
+	bfs_core_get_stats(ac->fc->c, &cs);
+	ac->nr_nodes = cs.meta_slots_used;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		ret = bfs_btree_walk(ac->fc->c, id, mark_node, NULL, ac);
 		if (ret)
 			return ret;
 	}
+	fsck_sweep_done(ac->fc);
 	return 0;
 }
 
@@ -128,6 +134,7 @@ static int load_keys(struct alloc_check *ac)
 		u64 b = le64_to_cpu(k->inode);
 		struct bucket_info *bi;
 
+		fsck_sweep_progress_of(fc, b, ac->nbuckets);
 		if (k->type != BFS_KEY_ALLOC)
 			continue;
 		if (b < ac->first || b >= ac->nbuckets || le64_to_cpu(k->offset)) {
@@ -153,6 +160,7 @@ static int load_keys(struct alloc_check *ac)
 		bi->key_type = v->data_type;
 	}
 	bfs_btree_iter_exit(&it);
+	fsck_sweep_done(fc);
 	return ret == -ENOENT ? 0 : ret;
 }
 
@@ -298,9 +306,12 @@ static int for_each_extent(struct alloc_check *ac,
 	int ret;
 
 	bfs_btree_iter_init(&it, ac->fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k))
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+		fsck_sweep_progress(ac->fc, le64_to_cpu(k->inode));
 		fn(ac, k);
+	}
 	bfs_btree_iter_exit(&it);
+	fsck_sweep_done(ac->fc);
 	return ret == -ENOENT ? 0 : ret;
 }
 
@@ -391,8 +402,12 @@ int fsck_check_alloc(struct fs_check *fc)
 		choose_gens(&ac);
 		ret = for_each_extent(&ac, count_extent);
 	}
-	for (b = ac.first; !ret && b < ac.nbuckets; b++)
+	for (b = ac.first; !ret && b < ac.nbuckets; b++) {
+		fsck_sweep_progress_of(fc, b, ac.nbuckets);
 		check_bucket(&ac, b);
+	}
+	if (!ret)
+		fsck_sweep_done(fc);
 	bfs_free(ac.b);
 	return ret;
 }

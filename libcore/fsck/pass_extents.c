@@ -187,6 +187,7 @@ int fsck_check_extents(struct fs_check *fc)
 	     ret = bfs_btree_iter_next(&it, &k)) {
 		u64 ino = le64_to_cpu(k->inode);
 
+		fsck_sweep_progress(fc, ino);
 		if (k->type != BFS_KEY_EXTENT)
 			continue;
 		while (!ret && cur.valid && cur.ino < ino) {
@@ -204,5 +205,6 @@ int fsck_check_extents(struct fs_check *fc)
 		data_end = 0;
 	}
 	fsck_icur_exit(&cur);
+	fsck_sweep_done(fc);
 	return r;
 }

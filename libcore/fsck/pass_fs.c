@@ -88,7 +88,7 @@ static int collect_inodes(struct fs_check *fc)
 		if (ret)
 			break;
 	}
-	fc->sweep++;
+	fsck_sweep_done(fc);
 	bfs_btree_iter_exit(&it);
 	bfs_free(o.ino);
 	return ret == -ENOENT ? 0 : ret;
@@ -195,7 +195,7 @@ static int inode_rewrite(struct fs_check *fc, u64 ino, u64 arg,
 
 static u32 want_nlink(struct fs_check *fc, size_t idx)
 {
-	return S_ISDIR(fsck_type(fc, idx)) ? 2 + fsck_dir(fc, idx)->subdirs : fc->links[idx];
+	return S_ISDIR(fsck_type(fc, idx)) ? 2 + fsck_dir(fc, idx)->subdirs : fsck_links(fc, idx);
 }
 
 static void set_nlink(struct bfs_inode_v *v, u64 nlink)
@@ -247,7 +247,7 @@ static int reconnect(struct fs_check *fc, size_t idx, u64 ino)
 
 static void check_attached(struct fs_check *fc, size_t idx, u64 ino, const struct bfs_inode_v *v)
 {
-	if (ino == BFS_ROOT_INO || fc->links[idx] || !le32_to_cpu(v->nlink))
+	if (ino == BFS_ROOT_INO || fsck_links(fc, idx) || !le32_to_cpu(v->nlink))
 		return;
 	if (fix_at(fc, PR_INODE_UNATTACHED, BFS_BTREE_INODES, BFS_POS(ino, 0, 0),
 		   "inode %llu (mode %o, %u links)", (unsigned long long)ino, le32_to_cpu(v->mode),
@@ -301,7 +301,7 @@ static void check_inode(struct fs_check *fc, size_t idx, u64 ino, const struct b
 	bool root = ino == BFS_ROOT_INO;
 
 	check_attached(fc, idx, ino, v);
-	if (!root && !fc->links[idx]) {
+	if (!root && !fsck_links(fc, idx)) {
 		if (nlink) {
 			/* unattached and left so (check_attached() reported it) */
 		} else if (!(fc->flags[idx] & FSCK_I_ORPHAN) &&
@@ -399,7 +399,7 @@ static int check_inodes(struct fs_check *fc)
 		memcpy(&v, bfs_bkey_val(k), sizeof(v));
 		check_inode(fc, idx, ino, &v, sectors);
 	}
-	fc->sweep++;
+	fsck_sweep_done(fc);
 	bfs_btree_iter_exit(&it);
 	bfs_btree_iter_exit(&e.it);
 	if (ret != -ENOENT)
@@ -436,7 +436,11 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return ret;
 	}
 	fc.c = bfs_fs_core(fc.fs);
-	fc.nr_sweeps = 3;	/* collect_inodes(), the dirents, check_inodes() */
+	/*
+	 * collect_inodes(), the dirents, fsck_check_extents(), the five of
+	 * fsck_check_alloc(), fsck_check_data(), check_inodes()
+	 */
+	fc.nr_sweeps = 9 + f->check_data;
 	if (bfs_ns_counter_read(fc.fs, &fc.next_ino))
 		fc.next_ino = 0;	/* no progress then; the checks below still run */
 	ret = collect_inodes(&fc);

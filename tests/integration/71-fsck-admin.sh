@@ -108,6 +108,23 @@ for line in open(sys.argv[1]):
 assert sorted(last) == [0, 2, 3], last
 assert all(c == m for c, m in last.values()), last
 PY
+# inside the passes: nodes of the btree pass, every sweep of the filesystem pass
+expect_ok "$BFS" format -q --size 256M tree.img
+expect_ok "$TOOLS/bfs-mktree" tree.img 20000
+expect_ok "$BFS" fsck -fn -C 3 tree.img 3>prog
+python3 - prog <<'PY' || fail "bad -C 3 lines inside the passes: $(cat prog)"
+import sys
+seen = {}
+for line in open(sys.argv[1]):
+    p, cur, mx, dev = line.split()
+    p, cur, mx = int(p), int(cur), int(mx)
+    assert 0 <= cur <= mx and mx > 0, line
+    assert cur >= seen.get(p, [0])[-1], "went backwards: " + line
+    seen.setdefault(p, []).append(cur)
+inside = {p: len({c for c in v if 0 < c < max(v)}) for p, v in seen.items()}
+# pass 2: after each btree; pass 3: ten sweeps of 20000 inodes, a line every 1024 keys
+assert inside.get(2, 0) >= 2 and inside.get(3, 0) >= 10, inside
+PY
 # a reader that goes away (fsck(8) killed) stops the lines, not the check
 { "$BFS" fsck -n -C 3 clean.img 3>&1 >/dev/null; echo $? >rc; } | true
 [ "$(cat rc)" -eq 0 ] || fail "fsck -C 3 into a closed pipe exited $(cat rc)"
@@ -164,6 +181,21 @@ expect_rc 4 "$BFS" fsck -n --json s.img
 expect_rc 8 "$BFS" fsck -n --json no-such.img
 [ "$(json_get out exit_code)" = 8 ] || fail "json: exit code of a missing device"
 contains err "bfs fsck: no-such.img: no such file or device"
+
+note "--json: every problem of the damaged filesystems says where it is"
+for d in "$REPO"/fixtures/f_fs_*/; do
+	f=$(basename "$d")
+	fixture "$f" l.img
+	# shellcheck disable=SC2046 # args: extra fsck options, one word each
+	BFS_NO_PROGRESS=1 "$BFS" fsck -n --json $(cat "$d/args" 2>/dev/null) l.img >"$f.json" 2>/dev/null
+	python3 - "$f.json" <<'PY' || fail "$f: a problem without a location: $(cat "$f.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["problems"]:
+    l = p["location"]
+    assert l.get("inode") or l.get("pos") or l.get("path"), p
+PY
+done
 
 note "--cache-size"
 expect_ok "$BFS" fsck -n --cache-size 8M clean.img
