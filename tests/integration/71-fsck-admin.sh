@@ -94,37 +94,33 @@ contains out "no terminal to ask on: checking only, as with -n"
 
 note "-C 3: 'pass cur max device' lines, per pass, ending at max"
 expect_ok "$BFS" format -q --size 64M clean.img
-expect_ok "$BFS" fsck -n -C 3 clean.img 3>prog
-python3 - prog <<'PY' || fail "bad -C 3 lines: $(cat prog)"
+# checks -C 3 lines of DEVICE: each pass monotone, in order, ending at its max;
+# the passes seen, and how many distinct positions strictly inside each
+cat >progress.py <<'PY'
 import sys
-last = {}
+dev, want, inside_min = sys.argv[2], sys.argv[3], sys.argv[4:]
+seen = {}
 for line in open(sys.argv[1]):
-    p, cur, mx, dev = line.split()
+    p, cur, mx, d = line.split()
     p, cur, mx = int(p), int(cur), int(mx)
-    assert dev == "clean.img" and 0 <= cur <= mx and mx > 0, line
-    assert cur >= last.get(p, (0, 0))[0], "went backwards: " + line
-    assert not last or p >= max(last), "pass order: " + line
-    last[p] = (cur, mx)
-assert sorted(last) == [0, 2, 3], last
-assert all(c == m for c, m in last.values()), last
+    assert d == dev and 0 <= cur <= mx and mx > 0, line
+    assert cur >= seen.get(p, [(0, 0)])[-1][0], "went backwards: " + line
+    assert not seen or p >= max(seen), "pass order: " + line
+    seen.setdefault(p, []).append((cur, mx))
+assert ",".join(map(str, sorted(seen))) == want, seen
+assert all(v[-1][0] == v[-1][1] for v in seen.values()), seen
+for p, n in zip(map(int, want.split(",")), inside_min):
+    inside = {c for c, m in seen[p] if 0 < c < m}
+    assert len(inside) >= int(n), (p, len(inside))
 PY
-# inside the passes: nodes of the btree pass, every sweep of the filesystem pass
+expect_ok "$BFS" fsck -n -C 3 clean.img 3>prog
+python3 progress.py prog clean.img 0,2,3 || fail "bad -C 3 lines: $(cat prog)"
+# inside the passes: after each btree of the btree pass, in every sweep of
+# the filesystem pass (nine sweeps of 20000 inodes, a line every 1024 keys)
 expect_ok "$BFS" format -q --size 256M tree.img
 expect_ok "$TOOLS/bfs-mktree" tree.img 20000
 expect_ok "$BFS" fsck -fn -C 3 tree.img 3>prog
-python3 - prog <<'PY' || fail "bad -C 3 lines inside the passes: $(cat prog)"
-import sys
-seen = {}
-for line in open(sys.argv[1]):
-    p, cur, mx, dev = line.split()
-    p, cur, mx = int(p), int(cur), int(mx)
-    assert 0 <= cur <= mx and mx > 0, line
-    assert cur >= seen.get(p, [0])[-1], "went backwards: " + line
-    seen.setdefault(p, []).append(cur)
-inside = {p: len({c for c in v if 0 < c < max(v)}) for p, v in seen.items()}
-# pass 2: after each btree; pass 3: ten sweeps of 20000 inodes, a line every 1024 keys
-assert inside.get(2, 0) >= 2 and inside.get(3, 0) >= 10, inside
-PY
+python3 progress.py prog tree.img 0,2,3 0 2 10 || fail "bad -C 3 lines inside the passes: $(cat prog)"
 # a reader that goes away (fsck(8) killed) stops the lines, not the check
 { "$BFS" fsck -n -C 3 clean.img 3>&1 >/dev/null; echo $? >rc; } | true
 [ "$(cat rc)" -eq 0 ] || fail "fsck -C 3 into a closed pipe exited $(cat rc)"
