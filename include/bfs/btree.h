@@ -161,6 +161,9 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id);
 /* the same check, each problem handed to @fn as a finding (nothing logged) */
 long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx);
+/* ... and @node_seen (may be NULL) called for every node visited (progress) */
+long bfs_btree_check_nodes(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn,
+			   void (*node_seen)(void *ctx), void *ctx);
 
 /* one key set (bset) of a node as it is on disk, for debugging tools */
 struct bfs_bset_info {

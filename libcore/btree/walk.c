@@ -137,6 +137,7 @@ struct verify {
 	struct bfs_core *c;
 	u8	id;
 	bfs_finding_fn fn;
+	void	(*node_seen)(void *ctx);
 	void	*ctx;
 	long	errors;
 	bool	have_prev;
@@ -170,6 +171,8 @@ static int verify_node(void *ctx, const struct bfs_btree_node_info *ni)
 	struct verify *v = ctx;
 	char a[64], b[64];
 
+	if (v->node_seen)
+		v->node_seen(v->ctx);
 	if (ni->status) {
 		finding(v, ni->code ? ni->code : PR_BTREE_NODE_READ_ERROR, ni->offset, &ni->min_key,
 			"%s", ni->err);
@@ -222,7 +225,13 @@ static int verify_key(void *ctx, const struct bfs_btree_node_info *ni, const str
 
 long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx)
 {
-	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .ctx = ctx };
+	return bfs_btree_check_nodes(c, id, fn, NULL, ctx);
+}
+
+long bfs_btree_check_nodes(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn,
+			   void (*node_seen)(void *ctx), void *ctx)
+{
+	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .node_seen = node_seen, .ctx = ctx };
 	int ret;
 
 	if ((unsigned)id >= BFS_BTREE_NR)
