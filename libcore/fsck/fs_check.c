@@ -267,38 +267,33 @@ struct bfs_fsck_loc fsck_file_loc(struct fs_check *fc, u64 ino, u64 offset,
 	return loc;
 }
 
-static int icur_take(struct fsck_inode_cur *cur, int ret, const struct bfs_bkey *k)
+void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur)
 {
-	for (; !ret; ret = bfs_btree_iter_next(&cur->it, &k))
-		if (fsck_inode_key(k)) {
-			cur->valid = true;
-			cur->ino = le64_to_cpu(k->inode);
-			memcpy(&cur->v, bfs_bkey_val(k), sizeof(cur->v));
-			return 0;
-		}
+	bfs_btree_iter_init(&cur->it, fc->c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
 	cur->valid = false;
-	return ret == -ENOENT ? 0 : ret;
+	cur->ino = 0;
 }
 
-int fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur)
+int fsck_icur_seek(struct fsck_inode_cur *cur, u64 ino)
 {
-	const struct bfs_bkey *k = NULL;
+	const struct bfs_bkey *k;
 	int ret;
 
-	bfs_btree_iter_init(&cur->it, fc->c, BFS_BTREE_INODES, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	ret = bfs_btree_iter_peek(&cur->it, &k);
-	return icur_take(cur, ret, k);
-}
-
-int fsck_icur_next(struct fsck_inode_cur *cur)
-{
-	const struct bfs_bkey *k = NULL;
-	int ret;
-
-	if (!cur->valid)
+	if (cur->ino == ino && ino)
 		return 0;
-	ret = bfs_btree_iter_next(&cur->it, &k);
-	return icur_take(cur, ret, k);
+	cur->ino = ino;
+	cur->valid = false;
+	bfs_btree_iter_set_pos(&cur->it, BFS_POS(ino, 0, 0));
+	ret = bfs_btree_iter_peek(&cur->it, &k);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	if (le64_to_cpu(k->inode) == ino && fsck_inode_key(k)) {
+		memcpy(&cur->v, bfs_bkey_val(k), sizeof(cur->v));
+		cur->valid = true;
+	}
+	return 0;
 }
 
 void fsck_icur_exit(struct fsck_inode_cur *cur)

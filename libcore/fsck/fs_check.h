@@ -127,20 +127,20 @@ static inline bool fsck_inode_key(const struct bfs_bkey *k)
 }
 
 /*
- * A cursor over the inodes btree moved forward alongside another sweep in
- * inode order (the extents'): holds a copy of the current inode's value.
+ * A cursor over the inodes btree for a sweep in inode order of another
+ * btree (the extents'): holds a copy of the inode last asked for, so that
+ * the many keys of one inode cost one lookup.
  */
 struct fsck_inode_cur {
 	struct bfs_btree_iter it;
-	bool	valid;		/* ino and v hold an inode; false: past the last */
+	bool	valid;		/* ino and v hold that inode; false: there is none */
 	u64	ino;
 	struct bfs_inode_v v;
 };
 
-/* start at the first inode; 0 or a negative errno */
-int fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur);
-/* the next inode (cur->valid false past the last one) */
-int fsck_icur_next(struct fsck_inode_cur *cur);
+void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur);
+/* inode @ino into the cursor (cur->valid false if there is none); 0 or a negative errno */
+int fsck_icur_seek(struct fsck_inode_cur *cur, u64 ino);
 void fsck_icur_exit(struct fsck_inode_cur *cur);
 
 /* the mode of @ino as stored, for messages (0 if it cannot be read) */
@@ -178,8 +178,10 @@ int fsck_drop_extent(struct fs_check *fc, const struct bfs_bkey *k);
 
 /* lost_found.c: /lost+found exists, is a directory and is attached to / */
 int fsck_check_lost_found(struct fs_check *fc);
-/* pass_extents.c: extents against their inode and the device layout; file sizes */
+/* pass_extents.c: extents against their inode and the device layout */
 int fsck_check_extents(struct fs_check *fc);
+/* pass_extents.c: the size of inode @ino (value @v), whose data ends at sector @data_end */
+void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, u64 data_end);
 /* why the chunk of written extent @v is not where data may be, in @why; false if fine */
 bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char *why,
 			 size_t why_len);

@@ -14,7 +14,9 @@
  *   - a file's size is at most the largest file size (a flipped high bit
  *     would make a file that reads zeros for days): it is set to its low
  *     bits if they end inside the file's last data block (the likely
- *     original), else to the end of the file's data.
+ *     original), else to the end of the file's data (fsck_check_size(), run
+ *     by pass_fs.c's last sweep, which sees every inode and where its data
+ *     ends after the drops).
  * Which bucket owns what, and generations, are pass_alloc.c's.
  */
 #include <bfs/core.h>
@@ -80,12 +82,9 @@ static u64 eof_sectors(struct fs_check *fc, u64 size)
 	return BFS_ROUND_UP(size, bs) >> BFS_SECTOR_SHIFT;
 }
 
-/*
- * Extent @k against its inode @i (NULL: there is none); @data_end is where
- * the data of that inode ends so far, in sectors.
- */
+/* extent @k against its inode @i (NULL: there is none) */
 static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
-			 const struct fsck_inode_cur *i, u64 *data_end)
+			 const struct fsck_inode_cur *i)
 {
 	const struct bfs_extent_v *v = bfs_bkey_val(k);
 	u64 ino = le64_to_cpu(k->inode), start = bfs_bkey_start(k), end = le64_to_cpu(k->offset);
@@ -111,8 +110,6 @@ static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT, why))
 			fsck_repair(fc, PR_EXTENT_PTR_BAD, fsck_drop_extent(fc, k));
-		else
-			*data_end = BFS_MAX(*data_end, end);
 		return;
 	}
 	size = le64_to_cpu(i->v.size);
@@ -126,12 +123,9 @@ static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 				       (unsigned long long)ino, loc.path,
 				       (unsigned long long)from << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT,
-				       (unsigned long long)size)) {
+				       (unsigned long long)size))
 			fsck_repair(fc, PR_EXTENT_PAST_EOF, fsck_drop_range(fc, k, from, end));
-			end = from;
-		}
 	}
-	*data_end = BFS_MAX(*data_end, end);
 }
 
 static int set_size(struct fs_check *fc, u64 ino, u64 size)
@@ -150,61 +144,50 @@ static int set_size(struct fs_check *fc, u64 ino, u64 size)
 	return bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
 }
 
-/* the size of inode @i, whose data ends at sector @data_end */
-static void check_size(struct fs_check *fc, const struct fsck_inode_cur *i, u64 data_end)
+void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, u64 data_end)
 {
-	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size), isize = le64_to_cpu(i->v.size);
+	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size), isize = le64_to_cpu(v->size);
 	u64 end = BFS_MIN(data_end, MAX_FILE_SECTORS) << BFS_SECTOR_SHIFT;
 	u64 low = isize & (BFS_DATA_MAX_BYTES - 1), size = end;
 	struct bfs_fsck_loc loc;
 
-	if (!S_ISREG(le32_to_cpu(i->v.mode)) || isize <= BFS_DATA_MAX_BYTES)
+	if (!S_ISREG(le32_to_cpu(v->mode)) || isize <= BFS_DATA_MAX_BYTES)
 		return;
 	/* flipped high bits: the low ones are the size if they end in the last data block */
 	if (low <= end && low + bs > end)
 		size = low;
-	loc = fsck_file_loc(fc, i->ino, 0, NULL);
+	loc = fsck_file_loc(fc, ino, 0, NULL);
 	if (bfs_fix_problem_at(fc->f, PR_INODE_SIZE_BAD, &loc,
 			       "inode %llu (%s): size %llu, its data ends at byte %llu; new size %llu",
-			       (unsigned long long)i->ino, loc.path, (unsigned long long)isize,
+			       (unsigned long long)ino, loc.path, (unsigned long long)isize,
 			       (unsigned long long)end, (unsigned long long)size))
-		fsck_repair(fc, PR_INODE_SIZE_BAD, set_size(fc, i->ino, size));
+		fsck_repair(fc, PR_INODE_SIZE_BAD, set_size(fc, ino, size));
 }
 
-/* the extents and the inodes btree side by side, both in inode order */
+/* every extent against its inode (looked up once per inode with data) */
 int fsck_check_extents(struct fs_check *fc)
 {
 	struct fsck_inode_cur cur;
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
-	u64 data_end = 0;
-	int ret, r;
+	int ret;
 
 	/* repairs commit while the iterators are between keys: allowed (btree.h) */
-	ret = fsck_icur_init(fc, &cur);
+	fsck_icur_init(fc, &cur);
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for (ret = ret ? ret : bfs_btree_iter_peek(&it, &k); !ret;
-	     ret = bfs_btree_iter_next(&it, &k)) {
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
 		u64 ino = le64_to_cpu(k->inode);
 
 		fsck_sweep_progress(fc, ino);
 		if (k->type != BFS_KEY_EXTENT)
 			continue;
-		while (!ret && cur.valid && cur.ino < ino) {
-			check_size(fc, &cur, data_end);
-			data_end = 0;
-			ret = fsck_icur_next(&cur);
-		}
+		ret = fsck_icur_seek(&cur, ino);
 		if (ret)
 			break;
-		check_extent(fc, k, cur.valid && cur.ino == ino ? &cur : NULL, &data_end);
+		check_extent(fc, k, cur.valid ? &cur : NULL);
 	}
 	bfs_btree_iter_exit(&it);
-	for (r = ret == -ENOENT ? 0 : ret; !r && cur.valid; r = fsck_icur_next(&cur)) {
-		check_size(fc, &cur, data_end);
-		data_end = 0;
-	}
 	fsck_icur_exit(&cur);
 	fsck_sweep_done(fc);
-	return r;
+	return ret == -ENOENT ? 0 : ret;
 }

@@ -350,16 +350,21 @@ static int ext_sum_next(struct ext_sum *e, int ret)
 	return ret == -ENOENT ? 0 : ret;
 }
 
-/* sectors of the extents of @ino (inodes are asked for in increasing order) */
-static int ext_sum(struct ext_sum *e, u64 ino, u64 *sectors)
+/*
+ * Sectors of the extents of @ino, and the sector where they end (inodes
+ * are asked for in increasing order)
+ */
+static int ext_sum(struct ext_sum *e, u64 ino, u64 *sectors, u64 *end)
 {
 	int ret = 0;
 
-	*sectors = 0;
+	*sectors = *end = 0;
 	while (!ret && e->k && le64_to_cpu(e->k->inode) <= ino) {
 		/* extents without a regular file were dropped by fsck_check_extents() (or left with -n) */
-		if (le64_to_cpu(e->k->inode) == ino && e->k->type == BFS_KEY_EXTENT)
+		if (le64_to_cpu(e->k->inode) == ino && e->k->type == BFS_KEY_EXTENT) {
 			*sectors += bfs_bkey_size(e->k);
+			*end = BFS_MAX(*end, le64_to_cpu(e->k->offset));
+		}
 		ret = ext_sum_next(e, bfs_btree_iter_next(&e->it, &e->k));
 	}
 	return ret;
@@ -377,7 +382,7 @@ static int check_inodes(struct fs_check *fc)
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
 	size_t idx;
-	u64 sectors;
+	u64 sectors, end;
 	int ret;
 
 	bfs_btree_iter_init(&e.it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
@@ -390,13 +395,14 @@ static int check_inodes(struct fs_check *fc)
 		fsck_sweep_progress(fc, ino);
 		if (!fsck_inode_key(k) || !fsck_find(fc, ino, &idx))
 			continue;
-		ret = ext_sum(&e, ino, &sectors);
+		ret = ext_sum(&e, ino, &sectors, &end);
 		if (ret)
 			break;
 		if (ino == fc->lf_ino)
 			continue;
 		/* @k is only valid until the next call on @it, and repairs come first */
 		memcpy(&v, bfs_bkey_val(k), sizeof(v));
+		fsck_check_size(fc, ino, &v, end);
 		check_inode(fc, idx, ino, &v, sectors);
 	}
 	fsck_sweep_done(fc);
