@@ -5,7 +5,8 @@
  * compared with its alloc key.
  *
  *  1. Owners that are not file data: the journal's buckets (superblock) and
- *     every btree node reachable from a root (a walk of every btree).
+ *     every btree node reachable from a root (the slots every pointer names:
+ *     only interior nodes are read).
  *  2. The alloc keys: generation, data type, live sectors; a key for a
  *     bucket outside the data area is removed.
  *  3. A first look at the extents: per bucket, how many pointers carry the
@@ -89,10 +90,12 @@ static struct bucket_info *ptr_bucket(struct alloc_check *ac, const struct bfs_b
 	return &ac->b[b];
 }
 
-static int mark_node(void *ctx, const struct bfs_btree_node_info *ni)
+static int mark_node(void *ctx, u64 offset, unsigned level)
 {
 	struct alloc_check *ac = ctx;
-	u64 b = ni->offset / ac->bucket_size;
+	u64 b = offset / ac->bucket_size;
+
+	(void)level;
 
 	if (b < ac->nbuckets)
 		ac->b[b].owner |= OWNER_NODE;
@@ -113,7 +116,7 @@ static int mark_metadata(struct alloc_check *ac)
 	bfs_core_get_stats(ac->fc->c, &cs);
 	ac->nr_nodes = cs.meta_slots_used;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
-		ret = bfs_btree_walk(ac->fc->c, id, mark_node, NULL, ac);
+		ret = bfs_btree_walk_slots(ac->fc->c, id, mark_node, ac);
 		if (ret)
 			return ret;
 	}

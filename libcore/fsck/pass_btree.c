@@ -83,17 +83,7 @@ static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *op
 
 static int add_bucket(struct btree_check *bc, u64 bucket)
 {
-	if (bc->nr_buckets == bc->cap_buckets) {
-		size_t cap = bc->cap_buckets * 2 + 256;
-		u64 *n = bfs_realloc(bc->buckets, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		bc->buckets = n;
-		bc->cap_buckets = cap;
-	}
-	bc->buckets[bc->nr_buckets++] = bucket;
-	return 0;
+	return fsck_u64_push(&bc->buckets, &bc->nr_buckets, &bc->cap_buckets, bucket);
 }
 
 /* data buckets that an extent or alloc key points at: never a place for new nodes */

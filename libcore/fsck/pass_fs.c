@@ -49,19 +49,8 @@ static int collect(struct fs_check *fc, struct orphans *o, const struct bfs_bkey
 	size_t idx;
 	int ret;
 
-	if (k->type == BFS_KEY_ORPHAN && !ino) {
-		if (o->nr == o->cap) {
-			size_t cap = o->cap * 2 + 64;
-			u64 *n = bfs_realloc(o->ino, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			o->ino = n;
-			o->cap = cap;
-		}
-		o->ino[o->nr++] = le64_to_cpu(k->offset);
-		return 0;
-	}
+	if (k->type == BFS_KEY_ORPHAN && !ino)
+		return fsck_u64_push(&o->ino, &o->nr, &o->cap, le64_to_cpu(k->offset));
 	if (!fsck_inode_key(k))
 		return 0;
 	ret = fsck_add_ino(fc, ino, le32_to_cpu(v->mode), &idx);
