@@ -13,6 +13,12 @@
 
 /* deeper than this, a path is shown from an "<inode N>" in the middle */
 #define PATH_DEPTH_MAX	256
+/*
+ * Entries read, in all, to find the names of files for paths: many problems
+ * in one huge directory would read it once each.  Past this, files are
+ * shown as "<inode N>" (a few seconds of reading).
+ */
+#define NAME_SCAN_MAX	(32ULL << 20)
 
 struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino)
 {
@@ -196,10 +202,11 @@ static size_t entry_name(struct fs_check *fc, u64 dir, u64 ino, char *name)
 	int ret;
 
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_DIRENTS, BFS_POS(dir, 0, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret && le64_to_cpu(k->inode) == dir;
-	     ret = bfs_btree_iter_next(&it, &k)) {
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret && le64_to_cpu(k->inode) == dir &&
+	     fc->name_scan < NAME_SCAN_MAX; ret = bfs_btree_iter_next(&it, &k)) {
 		const struct bfs_dirent_v *v = bfs_bkey_val(k);
 
+		fc->name_scan++;
 		if (k->type == BFS_KEY_DIRENT && bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) &&
 		    le64_to_cpu(v->ino) == ino &&
 		    bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) + v->name_len) {

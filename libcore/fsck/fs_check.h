@@ -68,6 +68,7 @@ struct fs_check {
 	char	*names;		/* directories' entry names, not NUL-terminated */
 	size_t	names_len, names_cap;
 	u64	lf_ino;		/* /lost+found, once known to be a directory; 0: none */
+	u64	name_scan;	/* entries read to find files' names for paths */
 	/* progress: each fsck_for_each_key() sweep counts inode numbers 0..next_ino */
 	u64	next_ino, sweep, nr_sweeps, seen;
 	char	path[FSCK_PATH_MAX];
