@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs_check.h"
+#include "../fs/ns.h"	/* the inode's encoding */
 
 /* deeper than this, a path is shown from an "<inode N>" in the middle */
 #define PATH_DEPTH_MAX	256
@@ -320,6 +321,26 @@ int fsck_inode_read(struct fs_check *fc, u64 ino, struct bfs_inode_v *v)
 		return -ENOENT;
 	memcpy(v, bfs_bkey_val(k), sizeof(*v));
 	return 0;
+}
+
+int fsck_inode_update(struct fs_check *fc, u64 ino, void (*fn)(struct bfs_ns_inode *i, u64 arg),
+		      u64 arg)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+	struct bfs_ns_inode inode;
+	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf));
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	if (!fsck_inode_key(k))
+		return -EUCLEAN;
+	bfs_ns_inode_decode(ino, bfs_bkey_val(k), &inode);
+	fn(&inode, arg);
+	bfs_ns_inode_encode(&inode, bfs_bkey_val(k));
+	return bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
 }
 
 u32 fsck_stored_mode(struct fs_check *fc, u64 ino)

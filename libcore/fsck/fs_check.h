@@ -6,13 +6,15 @@
  * few bytes an inode as e2fsck keeps bitmaps and counts:
  *   - ino_set.h maps each inode number to a dense index;
  *   - per index: the file type and flags (a byte), the entries naming it
- *     (a byte; the few counts above 254 in a side table) and for a directory its record in dirs[], for anything else the
- *     directory of its first entry (u32);
+ *     (a byte; the few counts above 254 in a side table), and a u32: for a
+ *     directory its record in dirs[], for anything else the directory of
+ *     its first entry;
  *   - per directory (a few percent of inodes): its first entry's directory
  *     and name (for paths) and the subdirectories counted in it.
  * What the inode itself says (nlink, sizes, sector counts, "..") is not
- * kept: the checks that compare it read the inodes btree again, side by side
- * with the extents btree, both in key order.  A file's name is looked up in
+ * kept: the last check reads the inodes btree again, side by side with the
+ * extents btree, both in key order; the extent check looks up the inode of
+ * each file with data.  A file's name is looked up in
  * its directory only when a problem is reported with its path.
  *
  * Counts describe the filesystem as the repairs done so far left it: a
@@ -144,6 +146,16 @@ void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur);
 int fsck_icur_seek(struct fsck_inode_cur *cur, u64 ino);
 void fsck_icur_exit(struct fsck_inode_cur *cur);
 
+struct bfs_ns_inode;
+/*
+ * Rewrite inode @ino with @fn applied to it (@arg its new value), through
+ * the fs layer's decoding and encoding of inodes; 0 if the inode is gone
+ * (an earlier repair freed it: nothing left to fix)
+ */
+int fsck_inode_update(struct fs_check *fc, u64 ino, void (*fn)(struct bfs_ns_inode *i, u64 arg),
+		      u64 arg);
+/* for fsck_inode_update(): the new size (pass_extents.c) */
+void fsck_set_size(struct bfs_ns_inode *i, u64 size);
 /* the mode of @ino as stored, for messages (0 if it cannot be read) */
 u32 fsck_stored_mode(struct fs_check *fc, u64 ino);
 /* free what the per-inode tables hold */

@@ -30,6 +30,7 @@
 
 #include "fs_check.h"
 #include "../fs/data.h"	/* BFS_DATA_MAX_BYTES */
+#include "../fs/ns.h"	/* struct bfs_ns_inode */
 
 #define MAX_FILE_SECTORS	(BFS_DATA_MAX_BYTES >> BFS_SECTOR_SHIFT)
 
@@ -128,20 +129,9 @@ static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 	}
 }
 
-static int set_size(struct fs_check *fc, u64 ino, u64 size)
+void fsck_set_size(struct bfs_ns_inode *i, u64 size)
 {
-	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
-	struct bfs_bkey *k = (void *)buf;
-	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf));
-
-	if (ret == -ENOENT)
-		return 0;	/* gone meanwhile: nothing left to fix */
-	if (ret)
-		return ret;
-	if (bfs_bkey_val_u64s(k) < BFS_INODE_V_U64S)
-		return -EUCLEAN;
-	((struct bfs_inode_v *)bfs_bkey_val(k))->size = cpu_to_le64(size);
-	return bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
+	i->i.size = size;
 }
 
 void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, u64 data_end)
@@ -161,7 +151,7 @@ void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, 
 			       "inode %llu (%s): size %llu, its data ends at byte %llu; new size %llu",
 			       (unsigned long long)ino, loc.path, (unsigned long long)isize,
 			       (unsigned long long)end, (unsigned long long)size))
-		fsck_repair(fc, PR_INODE_SIZE_BAD, set_size(fc, ino, size));
+		fsck_repair(fc, PR_INODE_SIZE_BAD, fsck_inode_update(fc, ino, fsck_set_size, size));
 }
 
 /* every extent against its inode (looked up once per inode with data) */

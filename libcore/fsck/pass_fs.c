@@ -165,41 +165,24 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 	return fsck_count_entry(fc, dir, target, ino, name, strlen(name));
 }
 
-/* rewrite inode @ino's key with @fn applied to its value */
-static int inode_rewrite(struct fs_check *fc, u64 ino, u64 arg,
-			 void (*fn)(struct bfs_inode_v *v, u64 arg))
-{
-	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
-	struct bfs_bkey *k = (void *)buf;
-	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf));
-
-	/* gone meanwhile (an earlier repair freed it): nothing left to fix */
-	if (ret == -ENOENT)
-		return 0;
-	if (ret)
-		return ret;
-	fn(bfs_bkey_val(k), arg);
-	return bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
-}
-
 static u32 want_nlink(struct fs_check *fc, size_t idx)
 {
 	return S_ISDIR(fsck_type(fc, idx)) ? 2 + fsck_dir(fc, idx)->subdirs : fsck_links(fc, idx);
 }
 
-static void set_nlink(struct bfs_inode_v *v, u64 nlink)
+static void set_nlink(struct bfs_ns_inode *i, u64 nlink)
 {
-	v->nlink = cpu_to_le32((u32)nlink);
+	i->i.nlink = (u32)nlink;
 }
 
-static void set_parent(struct bfs_inode_v *v, u64 parent)
+static void set_parent(struct bfs_ns_inode *i, u64 parent)
 {
-	v->parent = cpu_to_le64(parent);
+	i->parent = parent;
 }
 
-static void set_sectors(struct bfs_inode_v *v, u64 sectors)
+static void set_sectors(struct bfs_ns_inode *i, u64 sectors)
 {
-	v->sectors = cpu_to_le64(sectors);
+	i->i.sectors = sectors;
 }
 
 /* give unattached inode @ino (at @idx) the entry /lost+found/#INO */
@@ -247,11 +230,6 @@ static void check_attached(struct fs_check *fc, size_t idx, u64 ino, const struc
 /* what a symlink whose target is gone points to after the repair */
 #define LOST_TARGET	"(symlink target lost; see fsck)"
 
-static void set_size(struct bfs_inode_v *v, u64 size)
-{
-	v->size = cpu_to_le64(size);
-}
-
 /* the target keys must read back: chunks present, in place, lengths adding up */
 static void check_symlink(struct fs_check *fc, u64 ino)
 {
@@ -276,7 +254,7 @@ static void check_symlink(struct fs_check *fc, u64 ino)
 	else
 		bfs_trans_end(t);
 	if (!ret)
-		ret = inode_rewrite(fc, ino, sizeof(LOST_TARGET) - 1, set_size);
+		ret = fsck_inode_update(fc, ino, fsck_set_size, sizeof(LOST_TARGET) - 1);
 	fsck_repair(fc, PR_SYMLINK_TARGET_LOST, ret);
 }
 
@@ -306,7 +284,8 @@ static void check_inode(struct fs_check *fc, size_t idx, u64 ino, const struct b
 	if (nlink != want_nlink(fc, idx) &&
 	    fix_at(fc, PR_INODE_NLINK, BFS_BTREE_INODES, pos, "inode %llu has %u, counted %u",
 		   (unsigned long long)ino, nlink, want_nlink(fc, idx)))
-		fsck_repair(fc, PR_INODE_NLINK, inode_rewrite(fc, ino, want_nlink(fc, idx), set_nlink));
+		fsck_repair(fc, PR_INODE_NLINK,
+			    fsck_inode_update(fc, ino, set_nlink, want_nlink(fc, idx)));
 	if (S_ISDIR(mode) && !root) {
 		u64 parent = le64_to_cpu(v->parent), entry_dir = fsck_dir(fc, idx)->entry_dir;
 
@@ -315,7 +294,7 @@ static void check_inode(struct fs_check *fc, size_t idx, u64 ino, const struct b
 			   "directory %llu: \"..\" is %llu, its entry is in %llu",
 			   (unsigned long long)ino, (unsigned long long)parent,
 			   (unsigned long long)entry_dir))
-			fsck_repair(fc, PR_DIR_PARENT, inode_rewrite(fc, ino, entry_dir, set_parent));
+			fsck_repair(fc, PR_DIR_PARENT, fsck_inode_update(fc, ino, set_parent, entry_dir));
 	}
 	if (S_ISLNK(mode))
 		check_symlink(fc, ino);
@@ -323,7 +302,7 @@ static void check_inode(struct fs_check *fc, size_t idx, u64 ino, const struct b
 	    fix_at(fc, PR_INODE_SECTORS, BFS_BTREE_INODES, pos,
 		   "inode %llu says %llu sectors, its extents hold %llu", (unsigned long long)ino,
 		   (unsigned long long)sectors, (unsigned long long)ext_sectors))
-		fsck_repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, ino, ext_sectors, set_sectors));
+		fsck_repair(fc, PR_INODE_SECTORS, fsck_inode_update(fc, ino, set_sectors, ext_sectors));
 }
 
 /* the extents btree, walked alongside the inodes: the sectors of each inode's extents */
