@@ -25,7 +25,7 @@
 #include "progress.h"
 
 /* well under a mount's: fsck reads each node about once, so a big cache buys little */
-#define FSCK_DEFAULT_CACHE	(16ull << 20)
+#define FSCK_DEFAULT_CACHE	(8ull << 20)
 #define FSCK_MIN_CACHE		(4ull << 20)
 
 enum { OPT_LIST = BFS_OPT_LONG, OPT_JSON, OPT_CACHE };
@@ -43,7 +43,7 @@ static const struct bfs_opt fsck_opts[] = {
 		"\"pass current max device\" lines (as e2fsck, for fsck(8))"),
 	BFS_OPT("json", 0, OPT_JSON, NULL,
 		"print a JSON summary on stdout (the report goes to stderr)"),
-	BFS_OPT("cache-size", 0, OPT_CACHE, "SIZE", "btree node cache (default 16M, at least 4M)"),
+	BFS_OPT("cache-size", 0, OPT_CACHE, "SIZE", "btree node cache (default 8M, at least 4M)"),
 	BFS_OPT("version", 'V', 0, NULL, "print the version and exit"),
 	BFS_OPT("list-problems", 0, OPT_LIST, NULL,
 		"list every problem fsck knows (name, flags, message)"),
@@ -82,11 +82,15 @@ static void print_line(void *ctx, const char *line)
 
 /*
  * libcore's own messages (what exactly is wrong, where) go to the same
- * stream as the problem reports, so they read in order
+ * stream as the problem reports, so they read in order.  What it says it is
+ * doing ("replaying N journal entries", once for each pass that opens the
+ * filesystem) is for -v: without it only problems and their reasons show.
  */
 static void log_report(enum bfs_log_level level, const char *msg, void *ctx)
 {
-	if (level == BFS_LOG_DEBUG)
+	struct fsck_cmd *fc = ctx;
+
+	if (level == BFS_LOG_DEBUG || (level == BFS_LOG_INFO && !fc->f.verbose))
 		return;
 	say(ctx, "%s%s", level == BFS_LOG_ERR ? "error: " : level == BFS_LOG_WARN ? "warning: " : "",
 	    msg);

@@ -177,6 +177,15 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 		   void *ctx);
 
 /*
+ * The device offset of every node of btree @id that a pointer names, with
+ * its level: what bfs_btree_walk() gives @node_fn as ni->offset, reading
+ * only the interior nodes (leaves are most of a tree).  Holds the commit
+ * lock like the walk.
+ */
+int bfs_btree_walk_slots(struct bfs_core *c, enum bfs_btree_id id,
+			 int (*fn)(void *ctx, u64 offset, unsigned level), void *ctx);
+
+/*
  * Check the whole tree: node checksums and contents (as on every read), that
  * child ranges tile their parent's range exactly, levels decrease by one,
  * leaves are all at level 0, keys are in order across nodes.  Returns the
@@ -186,6 +195,9 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id);
 /* the same check, each problem handed to @fn as a finding (nothing logged) */
 long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx);
+/* ... and @node_seen (may be NULL) called for every node visited (progress) */
+long bfs_btree_check_nodes(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn,
+			   void (*node_seen)(void *ctx), void *ctx);
 
 /* one key set (bset) of a node as it is on disk, for debugging tools */
 struct bfs_bset_info {

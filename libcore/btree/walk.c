@@ -131,12 +131,70 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 	return ret;
 }
 
+/* ---- node slots ---- */
+
+struct slot_walk {
+	struct bfs_core *c;
+	u8	id;
+	int	(*fn)(void *ctx, u64 offset, unsigned level);
+	void	*ctx;
+};
+
+static int walk_slots(struct slot_walk *w, struct btree_node *n)
+{
+	int ret = w->fn(w->ctx, n->offset, n->level);
+	u32 i;
+
+	for (i = 0; i < n->nr && n->level && !ret; i++) {
+		const struct bfs_bkey *k = node_key(n, i);
+		u64 off;
+		struct btree_node *child;
+
+		if (bfs_bkey_deleted(k))
+			continue;
+		off = le64_to_cpu(bkey_ptr_val(k)->offset);
+		/* a leaf's slot is known from its pointer: leaves are not read */
+		if (n->level == 1) {
+			ret = w->fn(w->ctx, off, 0);
+			continue;
+		}
+		bfs_btree_quiet = true;
+		ret = bfs_cache_get(w->c, w->id, k, &child);
+		bfs_btree_quiet = false;
+		if (ret) {
+			/* unreadable: its slot is still taken, what is below it is not known */
+			ret = w->fn(w->ctx, off, n->level - 1u);
+			continue;
+		}
+		ret = walk_slots(w, child);
+		bfs_cache_put(w->c, child);
+	}
+	return ret;
+}
+
+int bfs_btree_walk_slots(struct bfs_core *c, enum bfs_btree_id id,
+			 int (*fn)(void *ctx, u64 offset, unsigned level), void *ctx)
+{
+	struct slot_walk w = { c, (u8)id, fn, ctx };
+	int ret;
+
+	if ((unsigned)id >= BFS_BTREE_NR)
+		return -EINVAL;
+	if (!c->trees[id].node)
+		return -EUCLEAN;
+	bfs_mutex_lock(&c->commit_lock);
+	ret = walk_slots(&w, c->trees[id].node);
+	bfs_mutex_unlock(&c->commit_lock);
+	return ret;
+}
+
 /* ---- verify ---- */
 
 struct verify {
 	struct bfs_core *c;
 	u8	id;
 	bfs_finding_fn fn;
+	void	(*node_seen)(void *ctx);
 	void	*ctx;
 	long	errors;
 	bool	have_prev;
@@ -170,6 +228,8 @@ static int verify_node(void *ctx, const struct bfs_btree_node_info *ni)
 	struct verify *v = ctx;
 	char a[64], b[64];
 
+	if (v->node_seen)
+		v->node_seen(v->ctx);
 	if (ni->status) {
 		finding(v, ni->code ? ni->code : PR_BTREE_NODE_READ_ERROR, ni->offset, &ni->min_key,
 			"%s", ni->err);
@@ -222,7 +282,13 @@ static int verify_key(void *ctx, const struct bfs_btree_node_info *ni, const str
 
 long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx)
 {
-	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .ctx = ctx };
+	return bfs_btree_check_nodes(c, id, fn, NULL, ctx);
+}
+
+long bfs_btree_check_nodes(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn,
+			   void (*node_seen)(void *ctx), void *ctx)
+{
+	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .node_seen = node_seen, .ctx = ctx };
 	int ret;
 
 	if ((unsigned)id >= BFS_BTREE_NR)

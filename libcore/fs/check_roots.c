@@ -25,7 +25,9 @@ ask(struct roots *r, enum bfs_problem_code code, u64 ino, const char *fmt, ...)
 {
 	struct bfs_finding f = {
 		.code = code,
-		.loc = { .btree = BFS_BTREE_INODES, .inode = ino },
+		/* the key it is about: the root's inode, or the counter (@ino 0) */
+		.loc = { .btree = BFS_BTREE_INODES, .inode = ino, .has_pos = true,
+			 .pos = ino ? BFS_POS(ino, 0, 0) : BFS_INODE_COUNTER_POS },
 	};
 	va_list ap;
 

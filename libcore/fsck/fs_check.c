@@ -7,57 +7,80 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fs_check.h"
+#include "../fs/ns.h"	/* the inode's encoding */
 
 /* deeper than this, a path is shown from an "<inode N>" in the middle */
 #define PATH_DEPTH_MAX	256
+/*
+ * Entries read, in all, to find the names of files for paths: many problems
+ * in one huge directory would read it once each.  Past this, files are
+ * shown as "<inode N>" (a few seconds of reading).
+ */
+#define NAME_SCAN_MAX	(32ULL << 20)
 
-struct ino_info *find_ino(struct fs_check *fc, u64 ino)
+struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino)
 {
-	size_t lo = 0, hi = fc->nr;
+	size_t idx;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (fc->in[mid].ino == ino)
-			return &fc->in[mid];
-		if (fc->in[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (!fsck_find(fc, ino, &idx) || !S_ISDIR(fsck_type(fc, idx)))
+		return NULL;
+	return fsck_dir(fc, idx);
 }
 
-int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, u32 nlink, u64 parent,
-		 struct ino_info **out)
+static int grow(void **p, size_t size, size_t cap)
 {
-	size_t pos = fc->nr;
+	void *n = bfs_realloc(*p, cap * size);
 
-	if (fc->nr == fc->cap) {
-		size_t cap = fc->cap ? fc->cap * 2 : 1024;
-		struct ino_info *n = bfs_realloc(fc->in, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		fc->in = n;
-		fc->cap = cap;
-	}
-	/* inodes are collected in key order: an insert in the middle is a repair's */
-	while (pos && fc->in[pos - 1].ino > ino)
-		pos--;
-	if (pos < fc->nr && fc->in[pos].ino == ino)
-		return -EEXIST;
-	memmove(&fc->in[pos + 1], &fc->in[pos], (fc->nr - pos) * sizeof(*fc->in));
-	fc->nr++;
-	fc->in[pos] = (struct ino_info){ .ino = ino, .mode = mode, .nlink = nlink, .parent = parent };
-	if (out)
-		*out = &fc->in[pos];
+	if (!n)
+		return -ENOMEM;
+	*p = n;
 	return 0;
 }
 
-int fsck_set_name(struct fs_check *fc, struct ino_info *i, u64 dir, const char *name,
+int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
+{
+	size_t idx;
+	int ret;
+
+	if (fsck_find(fc, ino, &idx))
+		return -EEXIST;
+	if (fc->nr == fc->cap) {
+		/* large arrays grow by mremap: the part not yet used costs no memory */
+		size_t cap = fc->cap ? fc->cap * 2 : 4096;
+
+		if ((ret = grow((void **)&fc->flags, sizeof(*fc->flags), cap)) ||
+		    (ret = grow((void **)&fc->links, sizeof(*fc->links), cap)) ||
+		    (ret = grow((void **)&fc->aux, sizeof(*fc->aux), cap)))
+			return ret;
+		fc->cap = cap;
+	}
+	if (S_ISDIR(mode) && fc->nr_dirs == fc->cap_dirs) {
+		size_t cap = fc->cap_dirs ? fc->cap_dirs * 2 : 256;
+
+		if ((ret = grow((void **)&fc->dirs, sizeof(*fc->dirs), cap)))
+			return ret;
+		fc->cap_dirs = cap;
+	}
+	ret = ino_set_add(&fc->set, ino, &idx);
+	if (ret)
+		return ret;
+	fc->nr++;
+	fc->flags[idx] = (u8)((mode & S_IFMT) >> 12);
+	fc->links[idx] = 0;
+	fc->aux[idx] = 0;
+	if (S_ISDIR(mode)) {
+		fc->aux[idx] = (u32)fc->nr_dirs;
+		fc->dirs[fc->nr_dirs++] = (struct fsck_dir){ .ino = ino };
+	}
+	if (out)
+		*out = idx;
+	return 0;
+}
+
+int fsck_set_name(struct fs_check *fc, struct fsck_dir *d, u64 dir, const char *name,
 		  size_t len)
 {
 	if (len > BFS_NAME_MAX)
@@ -72,30 +95,158 @@ int fsck_set_name(struct fs_check *fc, struct ino_info *i, u64 dir, const char *
 		fc->names_cap = cap;
 	}
 	memcpy(fc->names + fc->names_len, name, len);
-	i->name_off = fc->names_len;
-	i->name_len = (u8)len;
-	i->entry_dir = dir;
+	d->name_off = (u32)fc->names_len;
+	d->name_len = (u8)len;
+	d->entry_dir = dir;
 	fc->names_len += len;
 	return 0;
 }
 
+static struct fsck_big_links *big_find(const struct fs_check *fc, size_t idx)
+{
+	size_t lo = 0, hi = fc->nr_big;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (fc->big[mid].idx == idx)
+			return &fc->big[mid];
+		if (fc->big[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+u32 fsck_links(const struct fs_check *fc, size_t idx)
+{
+	const struct fsck_big_links *b;
+
+	if (fc->links[idx] < FSCK_LINKS_BIG)
+		return fc->links[idx];
+	b = big_find(fc, idx);
+	return b ? b->links : FSCK_LINKS_BIG;
+}
+
+/* one more entry names the inode at @idx; -ENOMEM */
+static int links_inc(struct fs_check *fc, size_t idx)
+{
+	struct fsck_big_links *b;
+	size_t pos;
+
+	if (fc->links[idx] < FSCK_LINKS_BIG - 1) {
+		fc->links[idx]++;
+		return 0;
+	}
+	if (fc->links[idx] == FSCK_LINKS_BIG && (b = big_find(fc, idx))) {
+		if (b->links < UINT32_MAX)
+			b->links++;
+		return 0;
+	}
+	/* the count reaches FSCK_LINKS_BIG: from now on in big[] (hard links are few) */
+	if (fc->nr_big == fc->cap_big) {
+		size_t cap = fc->cap_big * 2 + 16;
+		int ret = grow((void **)&fc->big, sizeof(*fc->big), cap);
+
+		if (ret)
+			return ret;
+		fc->cap_big = cap;
+	}
+	for (pos = fc->nr_big; pos && fc->big[pos - 1].idx > idx; pos--)
+		fc->big[pos] = fc->big[pos - 1];
+	fc->big[pos] = (struct fsck_big_links){ .idx = idx, .links = FSCK_LINKS_BIG };
+	fc->nr_big++;
+	fc->links[idx] = FSCK_LINKS_BIG;
+	return 0;
+}
+
+void fsck_links_dec(struct fs_check *fc, size_t idx)
+{
+	struct fsck_big_links *b = fc->links[idx] == FSCK_LINKS_BIG ? big_find(fc, idx) : NULL;
+
+	if (b && b->links > FSCK_LINKS_BIG)
+		b->links--;
+	else if (b) {
+		memmove(b, b + 1, (size_t)(fc->big + fc->nr_big - (b + 1)) * sizeof(*b));
+		fc->nr_big--;
+		fc->links[idx]--;
+	} else if (fc->links[idx])
+		fc->links[idx]--;
+}
+
+int fsck_count_entry(struct fs_check *fc, struct fsck_dir *dir, size_t idx, u64 ino,
+		     const char *name, size_t len)
+{
+	bool first = !fc->links[idx];
+	int ret = links_inc(fc, idx);
+
+	(void)ino;
+	if (ret)
+		return ret;
+	if (!S_ISDIR(fsck_type(fc, idx))) {
+		if (first)
+			fc->aux[idx] = (u32)(dir - fc->dirs) + 1;
+		return 0;
+	}
+	dir->subdirs++;
+	/* the first entry names it in messages (and is where ".." should point) */
+	return first ? fsck_set_name(fc, fsck_dir(fc, idx), dir->ino, name, len) : 0;
+}
+
+/* the name of an entry in directory @dir naming @ino, into @name; 0 if there is none */
+static size_t entry_name(struct fs_check *fc, u64 dir, u64 ino, char *name)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	size_t len = 0;
+	int ret;
+
+	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_DIRENTS, BFS_POS(dir, 0, 0), 0);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret && le64_to_cpu(k->inode) == dir &&
+	     fc->name_scan < NAME_SCAN_MAX; ret = bfs_btree_iter_next(&it, &k)) {
+		const struct bfs_dirent_v *v = bfs_bkey_val(k);
+
+		fc->name_scan++;
+		if (k->type == BFS_KEY_DIRENT && bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) &&
+		    le64_to_cpu(v->ino) == ino &&
+		    bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) + v->name_len) {
+			len = BFS_MIN((size_t)v->name_len, (size_t)BFS_NAME_MAX);
+			memcpy(name, v->name, len);
+			break;
+		}
+	}
+	bfs_btree_iter_exit(&it);
+	return len;
+}
+
 const char *fsck_path(struct fs_check *fc, u64 ino)
 {
-	const struct ino_info *comp[PATH_DEPTH_MAX];
+	const struct fsck_dir *comp[PATH_DEPTH_MAX];
 	char *p = fc->path, *end = fc->path + sizeof(fc->path);
+	char name[BFS_NAME_MAX];
+	size_t name_len = 0, idx;
 	unsigned n = 0;
 	u64 cur = ino;
 
 	if (ino == BFS_ROOT_INO)
 		return "/";
+	/* a file: its first entry's directory, and its name looked up there */
+	if (fsck_find(fc, ino, &idx) && !S_ISDIR(fsck_type(fc, idx)) && fc->aux[idx]) {
+		u64 dir = fc->dirs[fc->aux[idx] - 1].ino;
+
+		name_len = entry_name(fc, dir, ino, name);
+		if (name_len)
+			cur = dir;
+	}
 	/* up the entries to the root; a broken or too long chain starts with "<inode N>" */
 	while (cur != BFS_ROOT_INO && n < PATH_DEPTH_MAX) {
-		const struct ino_info *i = find_ino(fc, cur);
+		const struct fsck_dir *d = fsck_find_dir(fc, cur);
 
-		if (!i || !i->name_len)
+		if (!d || !d->name_len)
 			break;
-		comp[n++] = i;
-		cur = i->entry_dir;
+		comp[n++] = d;
+		cur = d->entry_dir;
 	}
 	*p = 0;
 	if (cur != BFS_ROOT_INO)
@@ -103,6 +254,8 @@ const char *fsck_path(struct fs_check *fc, u64 ino)
 	while (n-- && p < end - 1)
 		p += snprintf(p, (size_t)(end - p), "/%.*s", comp[n]->name_len,
 			      fc->names + comp[n]->name_off);
+	if (name_len && p < end - 1)
+		snprintf(p, (size_t)(end - p), "/%.*s", (int)name_len, name);
 	return fc->path;
 }
 
@@ -122,6 +275,115 @@ struct bfs_fsck_loc fsck_file_loc(struct fs_check *fc, u64 ino, u64 offset,
 	return loc;
 }
 
+void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur)
+{
+	bfs_btree_iter_init(&cur->it, fc->c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
+	cur->valid = false;
+	cur->ino = 0;
+}
+
+int fsck_icur_seek(struct fsck_inode_cur *cur, u64 ino)
+{
+	const struct bfs_bkey *k;
+	int ret;
+
+	if (cur->ino == ino && ino)
+		return 0;
+	cur->ino = ino;
+	cur->valid = false;
+	bfs_btree_iter_set_pos(&cur->it, BFS_POS(ino, 0, 0));
+	ret = bfs_btree_iter_peek(&cur->it, &k);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	if (le64_to_cpu(k->inode) == ino && fsck_inode_key(k)) {
+		memcpy(&cur->v, bfs_bkey_val(k), sizeof(cur->v));
+		cur->valid = true;
+	}
+	return 0;
+}
+
+void fsck_icur_exit(struct fsck_inode_cur *cur)
+{
+	bfs_btree_iter_exit(&cur->it);
+}
+
+int fsck_inode_read(struct fs_check *fc, u64 ino, struct bfs_inode_v *v)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf));
+
+	if (ret)
+		return ret;
+	if (!fsck_inode_key(k))
+		return -ENOENT;
+	memcpy(v, bfs_bkey_val(k), sizeof(*v));
+	return 0;
+}
+
+int fsck_inode_update(struct fs_check *fc, u64 ino, void (*fn)(struct bfs_ns_inode *i, u64 arg),
+		      u64 arg)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+	struct bfs_ns_inode inode;
+	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf));
+
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	if (!fsck_inode_key(k))
+		return -EUCLEAN;
+	bfs_ns_inode_decode(ino, bfs_bkey_val(k), &inode);
+	fn(&inode, arg);
+	bfs_ns_inode_encode(&inode, bfs_bkey_val(k));
+	return bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
+}
+
+u32 fsck_stored_mode(struct fs_check *fc, u64 ino)
+{
+	struct bfs_inode_v v;
+
+	return fsck_inode_read(fc, ino, &v) ? 0 : le32_to_cpu(v.mode);
+}
+
+void fsck_fs_check_free(struct fs_check *fc)
+{
+	ino_set_free(&fc->set);
+	bfs_free(fc->flags);
+	bfs_free(fc->links);
+	bfs_free(fc->big);
+	bfs_free(fc->aux);
+	bfs_free(fc->dirs);
+	bfs_free(fc->names);
+}
+
+void fsck_sweep_progress(struct fs_check *fc, u64 ino)
+{
+	/* the counter bounds every inode number, unless it is damaged */
+	if (!(++fc->seen & 1023) && fc->sweep < fc->nr_sweeps)
+		bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino + BFS_MIN(ino, fc->next_ino),
+				  fc->nr_sweeps * fc->next_ino);
+}
+
+void fsck_sweep_progress_of(struct fs_check *fc, u64 cur, u64 max)
+{
+	/* in inode numbers, the unit of the other sweeps */
+	if (max)
+		fsck_sweep_progress(fc, (u64)((double)BFS_MIN(cur, max) / (double)max *
+					      (double)fc->next_ino));
+}
+
+void fsck_sweep_done(struct fs_check *fc)
+{
+	fc->sweep++;
+	if (fc->sweep <= fc->nr_sweeps)
+		bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino, fc->nr_sweeps * fc->next_ino);
+}
+
 int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 		      int (*fn)(struct fs_check *fc, const struct bfs_bkey *k))
 {
@@ -131,14 +393,12 @@ int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 
 	bfs_btree_iter_init(&it, fc->c, id, BFS_POS_MIN, BFS_ITER_PREFETCH);
 	for_each_btree_key(&it, k, ret) {
-		if (!(++fc->seen & 1023))
-			bfs_fsck_progress(fc->f, fc->sweep * fc->next_ino + le64_to_cpu(k->inode),
-					  fc->nr_sweeps * fc->next_ino);
+		fsck_sweep_progress(fc, le64_to_cpu(k->inode));
 		ret = fn(fc, k);
 		if (ret)
 			break;
 	}
-	fc->sweep++;
+	fsck_sweep_done(fc);
 	bfs_btree_iter_exit(&it);
 	return ret;
 }

@@ -2,14 +2,23 @@
 /*
  * State shared by the filesystem-level checks of fsck (pass_fs.c and the
  * passes it runs: lost_found.c, pass_extents.c, pass_alloc.c, pass_data.c):
- * the open filesystem, a table of every inode as found in the inodes btree
- * and what the other btrees say about it, and where its first directory
- * entry is, so that losses are reported by path.
+ * the open filesystem and what the dirents say about every inode, kept in a
+ * few bytes an inode as e2fsck keeps bitmaps and counts:
+ *   - ino_set.h maps each inode number to a dense index;
+ *   - per index: the file type and flags (a byte), the entries naming it
+ *     (a byte; the few counts above 254 in a side table), and a u32: for a
+ *     directory its record in dirs[], for anything else the directory of
+ *     its first entry;
+ *   - per directory (a few percent of inodes): its first entry's directory
+ *     and name (for paths) and the subdirectories counted in it.
+ * What the inode itself says (nlink, sizes, sector counts, "..") is not
+ * kept: the last check reads the inodes btree again, side by side with the
+ * extents btree, both in key order; the extent check looks up the inode of
+ * each file with data.  A file's name is looked up in
+ * its directory only when a problem is reported with its path.
  *
- * Invariants: in[] is sorted by inode number (find_ino() bisects it);
- * pointers into it stay valid until fsck_add_ino() (which may move it).
- * Counts in in[] describe the filesystem as the repairs done so far left it:
- * a repair that adds or removes an entry, an extent or an inode updates them.
+ * Counts describe the filesystem as the repairs done so far left it: a
+ * repair that adds or removes an entry or an inode updates them.
  */
 #ifndef BFS_FSCK_FS_CHECK_H
 #define BFS_FSCK_FS_CHECK_H
@@ -17,47 +26,92 @@
 #include <bfs/btree.h>
 #include <bfs/extent_format.h>
 #include <bfs/fs.h>
+#include <bfs/fs_format.h>
 #include <bfs/fsck.h>
+
+#include "ino_set.h"
 
 #define FSCK_PATH_MAX	4096
 
-struct ino_info {
+/* fs_check.flags[]: the type bits of the mode (S_IFMT >> 12) and flags */
+#define FSCK_I_TYPE	0x0fU
+#define FSCK_I_ORPHAN	0x10U	/* on the orphan list */
+
+#define FSCK_LINKS_BIG	255
+
+struct fsck_big_links {
+	size_t	idx;
+	u32	links;
+};
+
+struct fsck_dir {
 	u64	ino;
-	u32	mode, nlink;
-	u64	parent;		/* directories: ".." as stored */
-	u64	sectors;	/* as stored */
-	u64	size;		/* as stored (regular files: may be fixed by pass_extents) */
-	u32	links;		/* directory entries naming it */
-	u32	subdirs;	/* directories: entries naming a directory */
-	u64	ext_sectors;	/* sum of its extents */
-	u64	data_end;	/* sectors: end of its last extent */
-	u64	entry_dir;	/* a directory holding an entry for it */
-	size_t	name_off;	/* that entry's name in fs_check.names, if name_len */
+	u64	entry_dir;	/* the directory holding its first entry; 0: none */
+	u32	subdirs;	/* entries in it naming a directory */
+	u32	name_off;	/* that first entry's name in fs_check.names */
 	u8	name_len;
-	bool	orphan;
 };
 
 struct fs_check {
 	struct bfs_fsck *f;
 	struct bfs_fs *fs;
 	struct bfs_core *c;
-	struct ino_info *in;
-	size_t nr, cap;
-	char	*names;		/* entry names, not NUL-terminated */
+	struct ino_set set;
+	u8	*flags;		/* per index: FSCK_I_* */
+	u8	*links;		/* per index: directory entries naming it, up to
+				   FSCK_LINKS_BIG; counts from there in big[] */
+	struct fsck_big_links *big;	/* sorted by index */
+	size_t	nr_big, cap_big;
+	u32	*aux;		/* per index: directories: index in dirs[]; others: 1 +
+				   index in dirs[] of its first entry's directory, 0: none */
+	size_t	nr, cap;	/* indices in use, allocated */
+	struct fsck_dir *dirs;
+	size_t	nr_dirs, cap_dirs;
+	char	*names;		/* directories' entry names, not NUL-terminated */
 	size_t	names_len, names_cap;
 	u64	lf_ino;		/* /lost+found, once known to be a directory; 0: none */
+	u64	name_scan;	/* entries read to find files' names for paths */
 	/* progress: each fsck_for_each_key() sweep counts inode numbers 0..next_ino */
 	u64	next_ino, sweep, nr_sweeps, seen;
 	char	path[FSCK_PATH_MAX];
 };
 
-struct ino_info *find_ino(struct fs_check *fc, u64 ino);
-/* insert a new inode (zeroed counts) in order; *out valid until the next insert */
-int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, u32 nlink, u64 parent,
-		 struct ino_info **out);
-/* remember @name as the entry of @i found in directory @dir */
-int fsck_set_name(struct fs_check *fc, struct ino_info *i, u64 dir, const char *name,
+/* the index of inode @ino in the per-inode arrays; false if pass 2 did not find it */
+static inline bool fsck_find(const struct fs_check *fc, u64 ino, size_t *idx)
+{
+	return ino_set_find(&fc->set, ino, idx);
+}
+
+/* S_IFMT bits of the inode at @idx */
+static inline u32 fsck_type(const struct fs_check *fc, size_t idx)
+{
+	return (u32)(fc->flags[idx] & FSCK_I_TYPE) << 12;
+}
+
+/* the directory record of the directory at @idx */
+static inline struct fsck_dir *fsck_dir(const struct fs_check *fc, size_t idx)
+{
+	return &fc->dirs[fc->aux[idx]];
+}
+
+/* the directory record of directory @ino, NULL if @ino is not a known directory */
+struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino);
+
+/* add inode @ino of @mode (no entries yet) at the next index, stored in *idx */
+int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *idx);
+
+/* the entries naming the inode at @idx */
+u32 fsck_links(const struct fs_check *fc, size_t idx);
+/* one entry fewer names the inode at @idx */
+void fsck_links_dec(struct fs_check *fc, size_t idx);
+
+/* count an entry in directory @dir naming the inode at @idx (its first: remembered) */
+int fsck_count_entry(struct fs_check *fc, struct fsck_dir *dir, size_t idx, u64 ino,
+		     const char *name, size_t len);
+/* the entry @name in @dir naming directory @d is its first (and only) one */
+int fsck_set_name(struct fs_check *fc, struct fsck_dir *d, u64 dir, const char *name,
 		  size_t len);
+
 /*
  * The path of @ino for messages ("/a/b/file"; "<inode N>" where the chain of
  * entries breaks, e.g. "<inode 12>/x" or "<inode 9>" for an unattached
@@ -68,6 +122,57 @@ const char *fsck_path(struct fs_check *fc, u64 ino);
 struct bfs_fsck_loc fsck_file_loc(struct fs_check *fc, u64 ino, u64 offset,
 				  const struct bfs_bkey *k);
 
+/* an inode key pass 2 works with (others are the key checks' business) */
+static inline bool fsck_inode_key(const struct bfs_bkey *k)
+{
+	return k->type == BFS_KEY_INODE && !le64_to_cpu(k->offset) &&
+	       bfs_bkey_val_u64s(k) >= BFS_INODE_V_U64S;
+}
+
+/*
+ * A cursor over the inodes btree for a sweep in inode order of another
+ * btree (the extents'): holds a copy of the inode last asked for, so that
+ * the many keys of one inode cost one lookup.
+ */
+struct fsck_inode_cur {
+	struct bfs_btree_iter it;
+	bool	valid;		/* ino and v hold that inode; false: there is none */
+	u64	ino;
+	struct bfs_inode_v v;
+};
+
+void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur);
+/* inode @ino into the cursor (cur->valid false if there is none); 0 or a negative errno */
+int fsck_icur_seek(struct fsck_inode_cur *cur, u64 ino);
+void fsck_icur_exit(struct fsck_inode_cur *cur);
+
+struct bfs_ns_inode;
+/*
+ * Rewrite inode @ino with @fn applied to it (@arg its new value), through
+ * the fs layer's decoding and encoding of inodes; 0 if the inode is gone
+ * (an earlier repair freed it: nothing left to fix)
+ */
+int fsck_inode_update(struct fs_check *fc, u64 ino, void (*fn)(struct bfs_ns_inode *i, u64 arg),
+		      u64 arg);
+/* for fsck_inode_update(): the new size (pass_extents.c) */
+void fsck_set_size(struct bfs_ns_inode *i, u64 size);
+/* the mode of @ino as stored, for messages (0 if it cannot be read) */
+u32 fsck_stored_mode(struct fs_check *fc, u64 ino);
+/* free what the per-inode tables hold */
+void fsck_fs_check_free(struct fs_check *fc);
+
+/* the inode value of @ino as stored now, in *v; -ENOENT if it is gone */
+int fsck_inode_read(struct fs_check *fc, u64 ino, struct bfs_inode_v *v);
+
+/*
+ * Progress of pass 2: fc->nr_sweeps sweeps, each an equal share, of which
+ * fc->sweep are done.  A sweep in inode order reports the inode it is at;
+ * one in another order (buckets, nodes) @cur of its @max.  Each ends with
+ * fsck_sweep_done().
+ */
+void fsck_sweep_progress(struct fs_check *fc, u64 ino);
+void fsck_sweep_progress_of(struct fs_check *fc, u64 cur, u64 max);
+void fsck_sweep_done(struct fs_check *fc);
 /* call @fn for every key of btree @id; a non-zero return stops and is returned */
 int fsck_for_each_key(struct fs_check *fc, enum bfs_btree_id id,
 		      int (*fn)(struct fs_check *fc, const struct bfs_bkey *k));
@@ -86,8 +191,10 @@ int fsck_drop_extent(struct fs_check *fc, const struct bfs_bkey *k);
 
 /* lost_found.c: /lost+found exists, is a directory and is attached to / */
 int fsck_check_lost_found(struct fs_check *fc);
-/* pass_extents.c: extents against their inode and the device layout; file sizes */
+/* pass_extents.c: extents against their inode and the device layout */
 int fsck_check_extents(struct fs_check *fc);
+/* pass_extents.c: the size of inode @ino (value @v), whose data ends at sector @data_end */
+void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, u64 data_end);
 /* why the chunk of written extent @v is not where data may be, in @why; false if fine */
 bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char *why,
 			 size_t why_len);

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Running the passes and turning their results into an fsck(8) exit code. */
 #include <bfs/fsck.h>
+#include <bfs/os.h>
+
+#include <errno.h>
 
 #include "fsck_passes.h"
 
@@ -13,6 +16,21 @@ static const struct {
 	{ "btrees", bfs_fsck_pass_btree },
 	{ "directories and inodes", bfs_fsck_pass_fs },
 };
+
+int fsck_u64_push(u64 **a, size_t *nr, size_t *cap, u64 v)
+{
+	if (*nr == *cap) {
+		size_t n = *cap * 2 + 256;
+		u64 *p = bfs_realloc(*a, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		*a = p;
+		*cap = n;
+	}
+	(*a)[(*nr)++] = v;
+	return 0;
+}
 
 const char *bfs_fsck_pass_name(unsigned pass)
 {

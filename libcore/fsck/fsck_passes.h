@@ -11,6 +11,12 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f);
 struct bfs_finding;
 void bfs_fsck_journal_decided(void *ctx, const struct bfs_finding *fd);
 int bfs_fsck_pass_btree(struct bfs_fsck *f);
+
+#include <bfs/types.h>
+#include <stddef.h>
+
+/* a growing array of u64: append @v to (*a)[*nr], growing *cap; -ENOMEM */
+int fsck_u64_push(u64 **a, size_t *nr, size_t *cap, u64 v);
 int bfs_fsck_pass_fs(struct bfs_fsck *f);
 
 #endif

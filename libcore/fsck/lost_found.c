@@ -21,10 +21,9 @@
 static const char lf_name[] = "lost+found";
 #define LF_LEN	(sizeof(lf_name) - 1)
 
-/* the entry / lost+found -> @i, for an existing unattached directory */
-static int reattach(struct fs_check *fc, struct ino_info *i)
+/* the entry / lost+found -> directory @ino (at @idx), an existing unattached one */
+static int reattach(struct fs_check *fc, size_t idx, u64 ino)
 {
-	struct ino_info *root = find_ino(fc, BFS_ROOT_INO);
 	struct bfs_trans *t;
 	u64 slot;
 	int ret;
@@ -34,7 +33,7 @@ static int reattach(struct fs_check *fc, struct ino_info *i)
 		ret = bfs_trans_begin(fc->c, &t);
 	if (ret)
 		return ret;
-	ret = bfs_dir_add(t, BFS_ROOT_INO, slot, lf_name, LF_LEN, i->ino, bfs_ns_dtype(i->mode));
+	ret = bfs_dir_add(t, BFS_ROOT_INO, slot, lf_name, LF_LEN, ino, bfs_ns_dtype(S_IFDIR));
 	if (ret) {
 		bfs_trans_end(t);
 		return ret;
@@ -43,39 +42,31 @@ static int reattach(struct fs_check *fc, struct ino_info *i)
 	if (ret)
 		return ret;
 	/* link counts and ".." are compared with these later */
-	i->links++;
-	root->subdirs++;
-	fc->lf_ino = i->ino;
-	return fsck_set_name(fc, i, BFS_ROOT_INO, lf_name, LF_LEN);
+	fc->lf_ino = ino;
+	return fsck_count_entry(fc, fsck_find_dir(fc, BFS_ROOT_INO), idx, ino, lf_name, LF_LEN);
 }
 
 /* a new, empty /lost+found (mkdir also counts the link in the root) */
 static int create(struct fs_check *fc)
 {
 	static const struct bfs_creds root_creds = { 0, 0 };
-	struct ino_info *root, *i;
 	struct bfs_stat st;
+	size_t idx;
 	int ret;
 
 	ret = bfs_fs_mkdir(fc->fs, BFS_ROOT_INO, lf_name, LF_LEN, 0700, &root_creds, &st);
 	if (ret)
 		return ret;
-	ret = fsck_add_ino(fc, st.ino, st.mode, st.nlink, BFS_ROOT_INO, &i);
+	ret = fsck_add_ino(fc, st.ino, st.mode, &idx);
 	if (ret)
 		return ret;
-	i->links = 1;
-	ret = fsck_set_name(fc, i, BFS_ROOT_INO, lf_name, LF_LEN);
-	if (ret)
-		return ret;
-	root = find_ino(fc, BFS_ROOT_INO);
-	root->nlink++;
-	root->subdirs++;
 	fc->lf_ino = st.ino;
-	return 0;
+	/* after the add: it may move the directory records */
+	return fsck_count_entry(fc, fsck_find_dir(fc, BFS_ROOT_INO), idx, st.ino, lf_name, LF_LEN);
 }
 
 /* free the name for a new directory: what had it becomes unattached (or keeps its other links) */
-static int move_away(struct fs_check *fc, const struct bfs_dirent_ref *de, struct ino_info *target)
+static int move_away(struct fs_check *fc, const struct bfs_dirent_ref *de, size_t idx)
 {
 	struct bfs_trans *t;
 	int ret;
@@ -91,17 +82,19 @@ static int move_away(struct fs_check *fc, const struct bfs_dirent_ref *de, struc
 	ret = bfs_ns_commit(t);
 	if (ret)
 		return ret;
-	target->links--;
-	if (target->entry_dir == BFS_ROOT_INO)
-		target->name_len = 0;	/* found again when it is reconnected */
+	/* not a directory (it would be /lost+found): its name is looked up when needed */
+	fsck_links_dec(fc, idx);
+	if (fc->aux[idx] == (u32)(fsck_find_dir(fc, BFS_ROOT_INO) - fc->dirs) + 1)
+		fc->aux[idx] = 0;	/* found again when it is reconnected */
 	return 0;
 }
 
+
 int fsck_check_lost_found(struct fs_check *fc)
 {
-	struct ino_info *target, *old;
 	struct bfs_dirent_ref de;
 	struct bfs_fsck_loc loc = BFS_FSCK_LOC_NONE;
+	size_t idx;
 	int ret;
 
 	loc.path = "/lost+found";
@@ -110,31 +103,29 @@ int fsck_check_lost_found(struct fs_check *fc)
 	if (ret && ret != -ENOENT)
 		return ret;
 	if (!ret) {
-		target = find_ino(fc, de.ino);
-		if (!target)
+		if (!fsck_find(fc, de.ino, &idx))
 			return 0;	/* -n: the entry's missing inode was reported already */
-		if (S_ISDIR(target->mode)) {
-			fc->lf_ino = target->ino;
+		if (S_ISDIR(fsck_type(fc, idx))) {
+			fc->lf_ino = de.ino;
 			return 0;
 		}
-		loc.inode = target->ino;
+		loc.inode = de.ino;
 		if (!bfs_fix_problem_at(fc->f, PR_LOST_FOUND_NOT_DIR, &loc,
 				     "/lost+found is inode %llu, mode %o",
-				     (unsigned long long)target->ino, target->mode))
+				     (unsigned long long)de.ino, fsck_stored_mode(fc, de.ino)))
 			return 0;
-		ret = move_away(fc, &de, target);
+		ret = move_away(fc, &de, idx);
 		if (!ret)
 			ret = create(fc);
 		fsck_repair(fc, PR_LOST_FOUND_NOT_DIR, ret);
 		return ret == -ENOMEM ? ret : 0;
 	}
-	old = find_ino(fc, LOST_FOUND_INO);
-	if (old && S_ISDIR(old->mode) && !old->links) {
+	if (fsck_find(fc, LOST_FOUND_INO, &idx) && S_ISDIR(fsck_type(fc, idx)) && !fsck_links(fc, idx)) {
 		loc.inode = LOST_FOUND_INO;
 		if (bfs_fix_problem_at(fc->f, PR_LOST_FOUND_UNATTACHED, &loc,
 				    "directory %u has no entry, / has no lost+found",
 				    LOST_FOUND_INO)) {
-			ret = reattach(fc, old);
+			ret = reattach(fc, idx, LOST_FOUND_INO);
 			fsck_repair(fc, PR_LOST_FOUND_UNATTACHED, ret);
 		}
 		return ret == -ENOMEM ? ret : 0;

@@ -5,7 +5,8 @@
  * compared with its alloc key.
  *
  *  1. Owners that are not file data: the journal's buckets (superblock) and
- *     every btree node reachable from a root (a walk of every btree).
+ *     every btree node reachable from a root (the slots every pointer names:
+ *     only interior nodes are read).
  *  2. The alloc keys: generation, data type, live sectors; a key for a
  *     bucket outside the data area is removed.
  *  3. A first look at the extents: per bucket, how many pointers carry the
@@ -57,6 +58,7 @@ struct bucket_info {
 
 struct alloc_check {
 	struct fs_check *fc;
+	u64	nodes, nr_nodes;	/* progress of the walk */
 	struct bucket_info *b;
 	u64	first, nbuckets, bucket_size;
 };
@@ -88,13 +90,16 @@ static struct bucket_info *ptr_bucket(struct alloc_check *ac, const struct bfs_b
 	return &ac->b[b];
 }
 
-static int mark_node(void *ctx, const struct bfs_btree_node_info *ni)
+static int mark_node(void *ctx, u64 offset, unsigned level)
 {
 	struct alloc_check *ac = ctx;
-	u64 b = ni->offset / ac->bucket_size;
+	u64 b = offset / ac->bucket_size;
+
+	(void)level;
 
 	if (b < ac->nbuckets)
 		ac->b[b].owner |= OWNER_NODE;
+	fsck_sweep_progress_of(ac->fc, ++ac->nodes, ac->nr_nodes);
 	return 0;
 }
 
@@ -102,16 +107,20 @@ static int mark_metadata(struct alloc_check *ac)
 {
 	const struct bfs_sb *sb = bfs_core_sb(ac->fc->c);
 	u64 b = le64_to_cpu(sb->journal_bucket), end = b + le32_to_cpu(sb->journal_nbuckets);
+	struct bfs_core_stats cs;
 	unsigned id;
 	int ret;
 
 	for (; b < end && b < ac->nbuckets; b++)
 		ac->b[b].owner |= OWNER_JOURNAL;
+	bfs_core_get_stats(ac->fc->c, &cs);
+	ac->nr_nodes = cs.meta_slots_used;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
-		ret = bfs_btree_walk(ac->fc->c, id, mark_node, NULL, ac);
+		ret = bfs_btree_walk_slots(ac->fc->c, id, mark_node, ac);
 		if (ret)
 			return ret;
 	}
+	fsck_sweep_done(ac->fc);
 	return 0;
 }
 
@@ -128,6 +137,7 @@ static int load_keys(struct alloc_check *ac)
 		u64 b = le64_to_cpu(k->inode);
 		struct bucket_info *bi;
 
+		fsck_sweep_progress_of(fc, b, ac->nbuckets);
 		if (k->type != BFS_KEY_ALLOC)
 			continue;
 		if (b < ac->first || b >= ac->nbuckets || le64_to_cpu(k->offset)) {
@@ -153,6 +163,7 @@ static int load_keys(struct alloc_check *ac)
 		bi->key_type = v->data_type;
 	}
 	bfs_btree_iter_exit(&it);
+	fsck_sweep_done(fc);
 	return ret;
 }
 
@@ -298,9 +309,12 @@ static int for_each_extent(struct alloc_check *ac,
 	int ret;
 
 	bfs_btree_iter_init(&it, ac->fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for_each_btree_key(&it, k, ret)
+	for_each_btree_key(&it, k, ret) {
+		fsck_sweep_progress(ac->fc, le64_to_cpu(k->inode));
 		fn(ac, k);
+	}
 	bfs_btree_iter_exit(&it);
+	fsck_sweep_done(ac->fc);
 	return ret;
 }
 
@@ -391,8 +405,12 @@ int fsck_check_alloc(struct fs_check *fc)
 		choose_gens(&ac);
 		ret = for_each_extent(&ac, count_extent);
 	}
-	for (b = ac.first; !ret && b < ac.nbuckets; b++)
+	for (b = ac.first; !ret && b < ac.nbuckets; b++) {
+		fsck_sweep_progress_of(fc, b, ac.nbuckets);
 		check_bucket(&ac, b);
+	}
+	if (!ret)
+		fsck_sweep_done(fc);
 	bfs_free(ac.b);
 	return ret;
 }

@@ -37,6 +37,7 @@ struct btree_check {
 	bool	damaged[BFS_BTREE_NR];
 	bool	fix[BFS_BTREE_NR];	/* a repair of this btree was agreed to */
 	unsigned cur;			/* btree whose findings are coming in */
+	u64	nodes, nr_nodes;	/* progress: nodes checked of the node slots in use */
 	struct bfs_scanned_node *cands;
 	size_t	nr_cands, cap_cands;
 	struct bfs_node_scan_geom geom;
@@ -82,17 +83,7 @@ static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *op
 
 static int add_bucket(struct btree_check *bc, u64 bucket)
 {
-	if (bc->nr_buckets == bc->cap_buckets) {
-		size_t cap = bc->cap_buckets * 2 + 256;
-		u64 *n = bfs_realloc(bc->buckets, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		bc->buckets = n;
-		bc->cap_buckets = cap;
-	}
-	bc->buckets[bc->nr_buckets++] = bucket;
-	return 0;
+	return fsck_u64_push(&bc->buckets, &bc->nr_buckets, &bc->cap_buckets, bucket);
 }
 
 /* data buckets that an extent or alloc key points at: never a place for new nodes */
@@ -184,22 +175,27 @@ static int protect_replayed(void *ctx, struct bfs_core *c, unsigned id, const st
 
 /* ---- check, plan, repair ---- */
 
+static void node_seen(void *ctx)
+{
+	struct btree_check *bc = ctx;
+
+	/* the slots in use bound the reachable nodes, unless the tree is damaged */
+	if (bc->nodes < bc->nr_nodes)
+		bfs_fsck_progress(bc->f, ++bc->nodes, bc->nr_nodes);
+}
+
 static void check_all(struct btree_check *bc, struct bfs_core *c)
 {
 	struct bfs_core_stats cs;
 	unsigned id;
-	u64 reads0;
 
-	/* progress: nodes read out of the node slots in use */
 	bfs_core_get_stats(c, &cs);
-	reads0 = cs.node_reads;
+	bc->nr_nodes = cs.meta_slots_used;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		long bad;
 
 		bc->cur = id;
-		bad = bfs_btree_check(c, id, take_finding, bc);
-		bfs_core_get_stats(c, &cs);
-		bfs_fsck_progress(bc->f, cs.node_reads - reads0, cs.meta_slots_used);
+		bad = bfs_btree_check_nodes(c, id, take_finding, node_seen, bc);
 		if (bad < 0) {
 			struct bfs_fsck_loc loc = { .btree = (int)id };
 
@@ -220,7 +216,7 @@ static void check_all(struct btree_check *bc, struct bfs_core *c)
 				bc->fix[id] = true;
 		}
 	}
-	bfs_fsck_progress(bc->f, cs.meta_slots_used, cs.meta_slots_used);
+	bfs_fsck_progress(bc->f, bc->nr_nodes, bc->nr_nodes);
 }
 
 static void rebuild_stats(struct bfs_fsck *f, unsigned id, const struct bfs_rebuild_stats *st,

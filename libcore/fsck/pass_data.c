@@ -104,6 +104,7 @@ int fsck_check_data(struct fs_check *fc)
 
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
 	for_each_btree_key(&it, k, ret) {
+		fsck_sweep_progress(fc, le64_to_cpu(k->inode));
 		ret = check_extent(&dc, k);
 		if (ret)
 			break;
@@ -111,6 +112,7 @@ int fsck_check_data(struct fs_check *fc)
 	bfs_btree_iter_exit(&it);
 	if (ret)
 		return ret;
+	fsck_sweep_done(fc);
 	if (fc->f->verbose)
 		bfs_fsck_printf(fc->f, "file data: %llu chunks read, %llu bad ranges",
 				(unsigned long long)dc.chunks, (unsigned long long)dc.bad);

@@ -14,7 +14,9 @@
  *   - a file's size is at most the largest file size (a flipped high bit
  *     would make a file that reads zeros for days): it is set to its low
  *     bits if they end inside the file's last data block (the likely
- *     original), else to the end of the file's data.
+ *     original), else to the end of the file's data (fsck_check_size(), run
+ *     by pass_fs.c's last sweep, which sees every inode and where its data
+ *     ends after the drops).
  * Which bucket owns what, and generations, are pass_alloc.c's.
  */
 #include <bfs/core.h>
@@ -28,6 +30,7 @@
 
 #include "fs_check.h"
 #include "../fs/data.h"	/* BFS_DATA_MAX_BYTES */
+#include "../fs/ns.h"	/* struct bfs_ns_inode */
 
 #define MAX_FILE_SECTORS	(BFS_DATA_MAX_BYTES >> BFS_SECTOR_SHIFT)
 
@@ -70,27 +73,29 @@ bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char
 	return false;
 }
 
-/* sectors of @i's size rounded up to a block: written data ends there */
-static u64 eof_sectors(struct fs_check *fc, const struct ino_info *i)
+/* sectors of a file of @size bytes rounded up to a block: written data ends there */
+static u64 eof_sectors(struct fs_check *fc, u64 size)
 {
 	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size);
 
-	if (i->size > BFS_DATA_MAX_BYTES)
+	if (size > BFS_DATA_MAX_BYTES)
 		return MAX_FILE_SECTORS;	/* the size is cut to the data's end below */
-	return BFS_ROUND_UP(i->size, bs) >> BFS_SECTOR_SHIFT;
+	return BFS_ROUND_UP(size, bs) >> BFS_SECTOR_SHIFT;
 }
 
-static void check_extent(struct fs_check *fc, const struct bfs_bkey *k)
+/* extent @k against its inode @i (NULL: there is none) */
+static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
+			 const struct fsck_inode_cur *i)
 {
 	const struct bfs_extent_v *v = bfs_bkey_val(k);
 	u64 ino = le64_to_cpu(k->inode), start = bfs_bkey_start(k), end = le64_to_cpu(k->offset);
-	struct ino_info *i = find_ino(fc, ino);
-	struct bfs_fsck_loc loc = fsck_file_loc(fc, ino, start << BFS_SECTOR_SHIFT, k);
 	bool unwritten = v->flags & BFS_EXTENT_F_UNWRITTEN;
+	struct bfs_fsck_loc loc;
 	char why[160];
-	u64 eof;
+	u64 eof, size;
 
-	if (!i || !S_ISREG(i->mode)) {
+	if (!i || !S_ISREG(le32_to_cpu(i->v.mode))) {
+		loc = fsck_file_loc(fc, ino, start << BFS_SECTOR_SHIFT, k);
 		if (bfs_fix_problem_at(fc->f, PR_EXTENT_NO_INODE, &loc,
 				       "inode %llu (%s) bytes %llu..%llu: %s", (unsigned long long)ino,
 				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
@@ -100,88 +105,79 @@ static void check_extent(struct fs_check *fc, const struct bfs_bkey *k)
 		return;
 	}
 	if (!unwritten && fsck_extent_ptr_bad(fc, v, why, sizeof(why))) {
+		loc = fsck_file_loc(fc, ino, start << BFS_SECTOR_SHIFT, k);
 		if (bfs_fix_problem_at(fc->f, PR_EXTENT_PTR_BAD, &loc,
 				       "inode %llu (%s) bytes %llu..%llu: %s", (unsigned long long)ino,
 				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT, why))
 			fsck_repair(fc, PR_EXTENT_PTR_BAD, fsck_drop_extent(fc, k));
-		else
-			i->data_end = BFS_MAX(i->data_end, end);
 		return;
 	}
-	eof = eof_sectors(fc, i);
+	size = le64_to_cpu(i->v.size);
+	eof = eof_sectors(fc, size);
 	if (!unwritten && end > eof) {
 		u64 from = BFS_MAX(start, eof);
 
-		loc.offset = from << BFS_SECTOR_SHIFT;
+		loc = fsck_file_loc(fc, ino, from << BFS_SECTOR_SHIFT, k);
 		if (bfs_fix_problem_at(fc->f, PR_EXTENT_PAST_EOF, &loc,
 				       "inode %llu (%s) bytes %llu..%llu, the file's size is %llu",
 				       (unsigned long long)ino, loc.path,
 				       (unsigned long long)from << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT,
-				       (unsigned long long)i->size)) {
+				       (unsigned long long)size))
 			fsck_repair(fc, PR_EXTENT_PAST_EOF, fsck_drop_range(fc, k, from, end));
-			end = from;
-		}
 	}
-	i->data_end = BFS_MAX(i->data_end, end);
 }
 
-static int set_size(struct fs_check *fc, struct ino_info *i, u64 size)
+void fsck_set_size(struct bfs_ns_inode *i, u64 size)
 {
-	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
-	struct bfs_bkey *k = (void *)buf;
-	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0), buf, sizeof(buf));
-
-	if (ret == -ENOENT)
-		return 0;	/* gone meanwhile: nothing left to fix */
-	if (ret)
-		return ret;
-	if (bfs_bkey_val_u64s(k) < BFS_INODE_V_U64S)
-		return -EUCLEAN;
-	((struct bfs_inode_v *)bfs_bkey_val(k))->size = cpu_to_le64(size);
-	ret = bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
-	if (!ret)
-		i->size = size;
-	return ret;
+	i->i.size = size;
 }
 
-static void check_size(struct fs_check *fc, struct ino_info *i)
+void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, u64 data_end)
 {
-	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size);
-	u64 end = BFS_MIN(i->data_end, MAX_FILE_SECTORS) << BFS_SECTOR_SHIFT;
-	u64 low = i->size & (BFS_DATA_MAX_BYTES - 1), size = end;
+	u64 bs = le32_to_cpu(bfs_core_sb(fc->c)->block_size), isize = le64_to_cpu(v->size);
+	u64 end = BFS_MIN(data_end, MAX_FILE_SECTORS) << BFS_SECTOR_SHIFT;
+	u64 low = isize & (BFS_DATA_MAX_BYTES - 1), size = end;
 	struct bfs_fsck_loc loc;
 
-	if (!S_ISREG(i->mode) || i->size <= BFS_DATA_MAX_BYTES)
+	if (!S_ISREG(le32_to_cpu(v->mode)) || isize <= BFS_DATA_MAX_BYTES)
 		return;
 	/* flipped high bits: the low ones are the size if they end in the last data block */
 	if (low <= end && low + bs > end)
 		size = low;
-	loc = fsck_file_loc(fc, i->ino, 0, NULL);
+	loc = fsck_file_loc(fc, ino, 0, NULL);
 	if (bfs_fix_problem_at(fc->f, PR_INODE_SIZE_BAD, &loc,
 			       "inode %llu (%s): size %llu, its data ends at byte %llu; new size %llu",
-			       (unsigned long long)i->ino, loc.path, (unsigned long long)i->size,
+			       (unsigned long long)ino, loc.path, (unsigned long long)isize,
 			       (unsigned long long)end, (unsigned long long)size))
-		fsck_repair(fc, PR_INODE_SIZE_BAD, set_size(fc, i, size));
+		fsck_repair(fc, PR_INODE_SIZE_BAD, fsck_inode_update(fc, ino, fsck_set_size, size));
 }
 
+/* every extent against its inode (looked up once per inode with data) */
 int fsck_check_extents(struct fs_check *fc)
 {
+	struct fsck_inode_cur cur;
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
-	size_t n;
 	int ret;
 
-	/* repairs commit while the iterator is between keys: allowed (btree.h) */
+	/* repairs commit while the iterators are between keys: allowed (btree.h) */
+	fsck_icur_init(fc, &cur);
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for_each_btree_key(&it, k, ret)
-		if (k->type == BFS_KEY_EXTENT)
-			check_extent(fc, k);
+	for_each_btree_key(&it, k, ret) {
+		u64 ino = le64_to_cpu(k->inode);
+
+		fsck_sweep_progress(fc, ino);
+		if (k->type != BFS_KEY_EXTENT)
+			continue;
+		ret = fsck_icur_seek(&cur, ino);
+		if (ret)
+			break;
+		check_extent(fc, k, cur.valid ? &cur : NULL);
+	}
 	bfs_btree_iter_exit(&it);
-	if (ret)
-		return ret;
-	for (n = 0; n < fc->nr; n++)
-		check_size(fc, &fc->in[n]);
-	return 0;
+	fsck_icur_exit(&cur);
+	fsck_sweep_done(fc);
+	return ret;
 }

@@ -36,34 +36,51 @@
 #include "fsck_passes.h"
 #include "../fs/ns.h"
 
-static int collect_inode(struct fs_check *fc, const struct bfs_bkey *k)
+/* orphan keys (0, ino) come before every inode key: kept until their inode is seen */
+struct orphans {
+	u64	*ino;
+	size_t	nr, cap, next;
+};
+
+static int collect(struct fs_check *fc, struct orphans *o, const struct bfs_bkey *k)
 {
 	const struct bfs_inode_v *v = bfs_bkey_val(k);
-	struct ino_info *i;
+	u64 ino = le64_to_cpu(k->inode);
+	size_t idx;
 	int ret;
 
-	if (k->type != BFS_KEY_INODE || le64_to_cpu(k->offset) ||
-	    bfs_bkey_val_u64s(k) < BFS_INODE_V_U64S)
+	if (k->type == BFS_KEY_ORPHAN && !ino)
+		return fsck_u64_push(&o->ino, &o->nr, &o->cap, le64_to_cpu(k->offset));
+	if (!fsck_inode_key(k))
 		return 0;
-	ret = fsck_add_ino(fc, le64_to_cpu(k->inode), le32_to_cpu(v->mode), le32_to_cpu(v->nlink),
-			   le64_to_cpu(v->parent), &i);
+	ret = fsck_add_ino(fc, ino, le32_to_cpu(v->mode), &idx);
 	if (ret)
 		return ret;
-	i->sectors = le64_to_cpu(v->sectors);
-	i->size = le64_to_cpu(v->size);
+	while (o->next < o->nr && o->ino[o->next] < ino)
+		o->next++;
+	if (o->next < o->nr && o->ino[o->next] == ino)
+		fc->flags[idx] |= FSCK_I_ORPHAN;
 	return 0;
 }
 
-static int collect_orphan(struct fs_check *fc, const struct bfs_bkey *k)
+static int collect_inodes(struct fs_check *fc)
 {
-	struct ino_info *i;
+	struct orphans o = { 0 };
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret;
 
-	if (k->type == BFS_KEY_ORPHAN && !le64_to_cpu(k->inode)) {
-		i = find_ino(fc, le64_to_cpu(k->offset));
-		if (i)
-			i->orphan = true;
+	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_INODES, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for_each_btree_key(&it, k, ret) {
+		fsck_sweep_progress(fc, le64_to_cpu(k->inode));
+		ret = collect(fc, &o, k);
+		if (ret)
+			break;
 	}
-	return 0;
+	fsck_sweep_done(fc);
+	bfs_btree_iter_exit(&it);
+	bfs_free(o.ino);
+	return ret;
 }
 
 static void replace_with_whiteout(struct fs_check *fc, enum bfs_problem_code code,
@@ -88,6 +105,7 @@ fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
 	struct bfs_fsck_loc loc = fsck_file_loc(fc, pos.inode, 0, NULL);
 	char detail[BFS_FINDING_DETAIL_LEN];
 	va_list ap;
+	size_t idx;
 
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
@@ -95,7 +113,7 @@ fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
 	loc.btree = btree;
 	loc.has_pos = true;
 	loc.pos = pos;
-	if (!find_ino(fc, pos.inode))
+	if (!fsck_find(fc, pos.inode, &idx))
 		loc.path = NULL;
 	return bfs_fix_problem_at(fc->f, code, &loc, "%s", detail);
 }
@@ -103,16 +121,18 @@ fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
 static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 {
 	const struct bfs_dirent_v *v = bfs_bkey_val(k);
-	struct ino_info *dir, *target;
+	struct fsck_dir *dir;
 	char name[BFS_NAME_MAX + 1];
+	size_t target;
 	u64 ino;
+	u32 type;
 
 	if (k->type != BFS_KEY_DIRENT || bfs_bkey_val_u64s(k) * 8 < sizeof(*v))
 		return 0;
 	ino = le64_to_cpu(v->ino);
 	snprintf(name, sizeof(name), "%.*s", v->name_len, (const char *)v->name);
-	dir = find_ino(fc, le64_to_cpu(k->inode));
-	if (!dir || !S_ISDIR(dir->mode)) {
+	dir = fsck_find_dir(fc, le64_to_cpu(k->inode));
+	if (!dir) {
 		if (fix_at(fc, PR_DIRENT_DIR_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
 			   "'%s' -> %llu in inode %llu", name, (unsigned long long)ino,
 			   (unsigned long long)le64_to_cpu(k->inode)))
@@ -120,106 +140,72 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 				    bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
 		return 0;
 	}
-	target = find_ino(fc, ino);
-	if (!target) {
+	if (!fsck_find(fc, ino, &target)) {
 		if (fix_at(fc, PR_DIRENT_TARGET_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
 			   "'%s' in directory %llu -> %llu", name, (unsigned long long)dir->ino,
 			   (unsigned long long)ino))
 			replace_with_whiteout(fc, PR_DIRENT_TARGET_MISSING, k);
 		return 0;
 	}
-	if (v->type != (target->mode & S_IFMT) >> 12 &&
+	type = fsck_type(fc, target);
+	if (v->type != type >> 12 &&
 	    fix_at(fc, PR_DIRENT_TYPE, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
 		   "'%s' in directory %llu says type %u, inode %llu has mode %o", name,
-		   (unsigned long long)dir->ino, v->type, (unsigned long long)ino, target->mode)) {
+		   (unsigned long long)dir->ino, v->type, (unsigned long long)ino,
+		   fsck_stored_mode(fc, ino))) {
 		u64 buf[BFS_BKEY_U64S + 40];
 		struct bfs_bkey *nk = (void *)buf;
 
 		if (bfs_bkey_bytes(k) <= sizeof(buf)) {
 			memcpy(nk, k, bfs_bkey_bytes(k));
-			((struct bfs_dirent_v *)bfs_bkey_val(nk))->type = (u8)((target->mode & S_IFMT) >> 12);
+			((struct bfs_dirent_v *)bfs_bkey_val(nk))->type = (u8)(type >> 12);
 			fsck_repair(fc, PR_DIRENT_TYPE, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
 		}
 	}
-	/* the first entry names it in messages (and is where ".." should point) */
-	if (!target->links++ && fsck_set_name(fc, target, dir->ino, name, strlen(name)))
-		return -ENOMEM;
-	if (S_ISDIR(target->mode))
-		dir->subdirs++;
-	return 0;
+	return fsck_count_entry(fc, dir, target, ino, name, strlen(name));
 }
 
-/* extents without a regular file were dropped by fsck_check_extents() (or left with -n) */
-static int count_extent(struct fs_check *fc, const struct bfs_bkey *k)
+static u32 want_nlink(struct fs_check *fc, size_t idx)
 {
-	struct ino_info *i;
-
-	if (k->type != BFS_KEY_EXTENT)
-		return 0;
-	i = find_ino(fc, le64_to_cpu(k->inode));
-	if (i && S_ISREG(i->mode))
-		i->ext_sectors += bfs_bkey_size(k);
-	return 0;
+	return S_ISDIR(fsck_type(fc, idx)) ? 2 + fsck_dir(fc, idx)->subdirs : fsck_links(fc, idx);
 }
 
-/* rewrite inode @i's key with @fn applied to its value */
-static int inode_rewrite(struct fs_check *fc, const struct ino_info *i,
-			 void (*fn)(struct bfs_inode_v *v, const struct ino_info *i))
+static void set_nlink(struct bfs_ns_inode *i, u64 nlink)
 {
-	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
-	struct bfs_bkey *k = (void *)buf;
-	int ret = bfs_btree_lookup(fc->c, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0), buf, sizeof(buf));
-
-	/* gone meanwhile (an earlier repair freed it): nothing left to fix */
-	if (ret == -ENOENT)
-		return 0;
-	if (ret)
-		return ret;
-	fn(bfs_bkey_val(k), i);
-	return bfs_btree_insert(fc->c, BFS_BTREE_INODES, k);
+	i->i.nlink = (u32)nlink;
 }
 
-static u32 want_nlink(const struct ino_info *i)
+static void set_parent(struct bfs_ns_inode *i, u64 parent)
 {
-	return S_ISDIR(i->mode) ? 2 + i->subdirs : i->links;
+	i->parent = parent;
 }
 
-static void set_nlink(struct bfs_inode_v *v, const struct ino_info *i)
+static void set_sectors(struct bfs_ns_inode *i, u64 sectors)
 {
-	v->nlink = cpu_to_le32(want_nlink(i));
+	i->i.sectors = sectors;
 }
 
-static void set_parent(struct bfs_inode_v *v, const struct ino_info *i)
+/* give unattached inode @ino (at @idx) the entry /lost+found/#INO */
+static int reconnect(struct fs_check *fc, size_t idx, u64 ino)
 {
-	v->parent = cpu_to_le64(i->entry_dir);
-}
-
-static void set_sectors(struct bfs_inode_v *v, const struct ino_info *i)
-{
-	v->sectors = cpu_to_le64(i->ext_sectors);
-}
-
-/* give unattached inode @i the entry /lost+found/#INO */
-static int reconnect(struct fs_check *fc, struct ino_info *i)
-{
-	struct ino_info *lfi = fc->lf_ino ? find_ino(fc, fc->lf_ino) : NULL;
+	struct fsck_dir *lfd = fc->lf_ino ? fsck_find_dir(fc, fc->lf_ino) : NULL;
 	struct bfs_trans *t;
 	char name[32];
-	size_t len = (size_t)snprintf(name, sizeof(name), "#%llu", (unsigned long long)i->ino);
+	size_t len = (size_t)snprintf(name, sizeof(name), "#%llu", (unsigned long long)ino);
 	u64 slot;
 	int ret;
 
 	/* fsck_check_lost_found() made it, unless that was declined */
-	if (!lfi) {
+	if (!lfd) {
 		bfs_fsck_printf(fc->f, "there is no /lost+found directory");
 		return -ENOENT;
 	}
-	ret = bfs_dir_free_slot(fc->fs, lfi->ino, name, len, &slot);
+	ret = bfs_dir_free_slot(fc->fs, lfd->ino, name, len, &slot);
 	if (!ret)
 		ret = bfs_trans_begin(fc->c, &t);
 	if (ret)
 		return ret;
-	ret = bfs_dir_add(t, lfi->ino, slot, name, len, i->ino, bfs_ns_dtype(i->mode));
+	ret = bfs_dir_add(t, lfd->ino, slot, name, len, ino, (u8)(fsck_type(fc, idx) >> 12));
 	if (ret) {
 		bfs_trans_end(t);
 		return ret;
@@ -228,92 +214,173 @@ static int reconnect(struct fs_check *fc, struct ino_info *i)
 	if (ret)
 		return ret;
 	/* the counts the later checks compare with now include the new entry */
-	i->links++;
-	if (S_ISDIR(i->mode))
-		lfi->subdirs++;
-	return fsck_set_name(fc, i, lfi->ino, name, len);
+	return fsck_count_entry(fc, lfd, idx, ino, name, len);
 }
 
-static void check_attached(struct fs_check *fc, struct ino_info *i)
+static void check_attached(struct fs_check *fc, size_t idx, u64 ino, const struct bfs_inode_v *v)
 {
-	if (i->ino == BFS_ROOT_INO || i->links || !i->nlink)
+	if (ino == BFS_ROOT_INO || fsck_links(fc, idx) || !le32_to_cpu(v->nlink))
 		return;
-	if (fix_at(fc, PR_INODE_UNATTACHED, BFS_BTREE_INODES, BFS_POS(i->ino, 0, 0),
-		   "inode %llu (mode %o, %u links)", (unsigned long long)i->ino, i->mode, i->nlink))
-		fsck_repair(fc, PR_INODE_UNATTACHED, reconnect(fc, i));
+	if (fix_at(fc, PR_INODE_UNATTACHED, BFS_BTREE_INODES, BFS_POS(ino, 0, 0),
+		   "inode %llu (mode %o, %u links)", (unsigned long long)ino, le32_to_cpu(v->mode),
+		   le32_to_cpu(v->nlink)))
+		fsck_repair(fc, PR_INODE_UNATTACHED, reconnect(fc, idx, ino));
 }
 
 /* what a symlink whose target is gone points to after the repair */
 #define LOST_TARGET	"(symlink target lost; see fsck)"
 
-static void set_lost_target_size(struct bfs_inode_v *v, const struct ino_info *i)
-{
-	v->size = cpu_to_le64(sizeof(LOST_TARGET) - 1);
-}
-
 /* the target keys must read back: chunks present, in place, lengths adding up */
-static void check_symlink(struct fs_check *fc, struct ino_info *i)
+static void check_symlink(struct fs_check *fc, u64 ino)
 {
 	char buf[BFS_SYMLINK_MAX + 1];
-	ssize_t n = bfs_fs_readlink(fc->fs, i->ino, buf, sizeof(buf));
+	ssize_t n = bfs_fs_readlink(fc->fs, ino, buf, sizeof(buf));
 	struct bfs_trans *t;
 	int ret;
 
 	if (n >= 0 || (n != -EUCLEAN && n != -EIO && n != -ENOENT))
 		return;
-	if (!fix_at(fc, PR_SYMLINK_TARGET_LOST, BFS_BTREE_INODES, BFS_POS(i->ino, 1, 0),
-		    "inode %llu (%s): the target cannot be read (%s)", (unsigned long long)i->ino,
-		    fsck_path(fc, i->ino), strerror((int)-n)))
+	if (!fix_at(fc, PR_SYMLINK_TARGET_LOST, BFS_BTREE_INODES, BFS_POS(ino, 1, 0),
+		    "inode %llu (%s): the target cannot be read (%s)", (unsigned long long)ino,
+		    fsck_path(fc, ino), strerror((int)-n)))
 		return;
 	ret = bfs_trans_begin(fc->c, &t);
 	if (!ret)
-		ret = bfs_ns_delete_keys(fc->fs, t, BFS_BTREE_INODES, i->ino, 1);
+		ret = bfs_ns_delete_keys(fc->fs, t, BFS_BTREE_INODES, ino, 1);
 	if (!ret)
-		ret = bfs_ns_symlink_write(fc->fs, t, i->ino, LOST_TARGET, sizeof(LOST_TARGET) - 1);
+		ret = bfs_ns_symlink_write(fc->fs, t, ino, LOST_TARGET, sizeof(LOST_TARGET) - 1);
 	if (!ret)
 		ret = bfs_ns_commit(t);
 	else
 		bfs_trans_end(t);
 	if (!ret)
-		ret = inode_rewrite(fc, i, set_lost_target_size);
+		ret = fsck_inode_update(fc, ino, fsck_set_size, sizeof(LOST_TARGET) - 1);
 	fsck_repair(fc, PR_SYMLINK_TARGET_LOST, ret);
 }
 
-static void check_inode(struct fs_check *fc, struct ino_info *i)
+/* inode @ino (at @idx, value @v as stored) against what the other btrees say */
+static void check_inode(struct fs_check *fc, size_t idx, u64 ino, const struct bfs_inode_v *v,
+			u64 ext_sectors)
 {
-	struct bfs_bpos pos = BFS_POS(i->ino, 0, 0);
-	bool root = i->ino == BFS_ROOT_INO;
+	struct bfs_bpos pos = BFS_POS(ino, 0, 0);
+	u32 mode = le32_to_cpu(v->mode), nlink = le32_to_cpu(v->nlink);
+	u64 sectors = le64_to_cpu(v->sectors);
+	bool root = ino == BFS_ROOT_INO;
 
-	if (!root && !i->links) {
-		if (i->nlink) {
+	check_attached(fc, idx, ino, v);
+	if (!root && !fsck_links(fc, idx)) {
+		if (nlink) {
 			/* unattached and left so (check_attached() reported it) */
-		} else if (!i->orphan &&
+		} else if (!(fc->flags[idx] & FSCK_I_ORPHAN) &&
 			   fix_at(fc, PR_INODE_LOST, BFS_BTREE_INODES, pos, "inode %llu (mode %o)",
-				  (unsigned long long)i->ino, i->mode)) {
+				  (unsigned long long)ino, mode)) {
 			struct bfs_bkey k;
 
-			bfs_bkey_init(&k, BFS_KEY_ORPHAN, BFS_POS(0, i->ino, 0), 0);
+			bfs_bkey_init(&k, BFS_KEY_ORPHAN, BFS_POS(0, ino, 0), 0);
 			fsck_repair(fc, PR_INODE_LOST, bfs_btree_insert(fc->c, BFS_BTREE_INODES, &k));
 		}
 		return;
 	}
-	if (i->nlink != want_nlink(i) &&
+	if (nlink != want_nlink(fc, idx) &&
 	    fix_at(fc, PR_INODE_NLINK, BFS_BTREE_INODES, pos, "inode %llu has %u, counted %u",
-		   (unsigned long long)i->ino, i->nlink, want_nlink(i)))
-		fsck_repair(fc, PR_INODE_NLINK, inode_rewrite(fc, i, set_nlink));
-	if (S_ISDIR(i->mode) && !root && i->parent != i->entry_dir &&
-	    fix_at(fc, PR_DIR_PARENT, BFS_BTREE_INODES, pos,
-		   "directory %llu: \"..\" is %llu, its entry is in %llu",
-		   (unsigned long long)i->ino, (unsigned long long)i->parent,
-		   (unsigned long long)i->entry_dir))
-		fsck_repair(fc, PR_DIR_PARENT, inode_rewrite(fc, i, set_parent));
-	if (S_ISLNK(i->mode))
-		check_symlink(fc, i);
-	if (S_ISREG(i->mode) && i->sectors != i->ext_sectors &&
+		   (unsigned long long)ino, nlink, want_nlink(fc, idx)))
+		fsck_repair(fc, PR_INODE_NLINK,
+			    fsck_inode_update(fc, ino, set_nlink, want_nlink(fc, idx)));
+	if (S_ISDIR(mode) && !root) {
+		u64 parent = le64_to_cpu(v->parent), entry_dir = fsck_dir(fc, idx)->entry_dir;
+
+		if (parent != entry_dir &&
+		    fix_at(fc, PR_DIR_PARENT, BFS_BTREE_INODES, pos,
+			   "directory %llu: \"..\" is %llu, its entry is in %llu",
+			   (unsigned long long)ino, (unsigned long long)parent,
+			   (unsigned long long)entry_dir))
+			fsck_repair(fc, PR_DIR_PARENT, fsck_inode_update(fc, ino, set_parent, entry_dir));
+	}
+	if (S_ISLNK(mode))
+		check_symlink(fc, ino);
+	if (S_ISREG(mode) && sectors != ext_sectors &&
 	    fix_at(fc, PR_INODE_SECTORS, BFS_BTREE_INODES, pos,
-		   "inode %llu says %llu sectors, its extents hold %llu", (unsigned long long)i->ino,
-		   (unsigned long long)i->sectors, (unsigned long long)i->ext_sectors))
-		fsck_repair(fc, PR_INODE_SECTORS, inode_rewrite(fc, i, set_sectors));
+		   "inode %llu says %llu sectors, its extents hold %llu", (unsigned long long)ino,
+		   (unsigned long long)sectors, (unsigned long long)ext_sectors))
+		fsck_repair(fc, PR_INODE_SECTORS, fsck_inode_update(fc, ino, set_sectors, ext_sectors));
+}
+
+/* the extents btree, walked alongside the inodes: the sectors of each inode's extents */
+struct ext_sum {
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;	/* the next extent not summed; NULL: none left */
+};
+
+static int ext_sum_next(struct ext_sum *e, int ret)
+{
+	if (ret == -ENOENT)
+		e->k = NULL;
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/*
+ * Sectors of the extents of @ino, and the sector where they end (inodes
+ * are asked for in increasing order)
+ */
+static int ext_sum(struct ext_sum *e, u64 ino, u64 *sectors, u64 *end)
+{
+	int ret = 0;
+
+	*sectors = *end = 0;
+	while (!ret && e->k && le64_to_cpu(e->k->inode) <= ino) {
+		/* extents without a regular file were dropped by fsck_check_extents() (or left with -n) */
+		if (le64_to_cpu(e->k->inode) == ino && e->k->type == BFS_KEY_EXTENT) {
+			*sectors += bfs_bkey_size(e->k);
+			*end = BFS_MAX(*end, le64_to_cpu(e->k->offset));
+		}
+		ret = ext_sum_next(e, bfs_btree_iter_next(&e->it, &e->k));
+	}
+	return ret;
+}
+
+/*
+ * Every inode against its entries and extents, in one sweep of the inodes
+ * and extents btrees side by side.  Reconnecting an inode adds an entry to
+ * /lost+found, so that one is checked last.
+ */
+static int check_inodes(struct fs_check *fc)
+{
+	struct ext_sum e;
+	struct bfs_inode_v v;
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	size_t idx;
+	u64 sectors, end;
+	int ret;
+
+	bfs_btree_iter_init(&e.it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	ret = ext_sum_next(&e, bfs_btree_iter_peek(&e.it, &e.k));
+	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_INODES, BFS_POS(1, 0, 0), BFS_ITER_PREFETCH);
+	for (ret = ret ? ret : bfs_btree_iter_peek(&it, &k); !ret;
+	     ret = bfs_btree_iter_next(&it, &k)) {
+		u64 ino = le64_to_cpu(k->inode);
+
+		fsck_sweep_progress(fc, ino);
+		if (!fsck_inode_key(k) || !fsck_find(fc, ino, &idx))
+			continue;
+		ret = ext_sum(&e, ino, &sectors, &end);
+		if (ret)
+			break;
+		if (ino == fc->lf_ino)
+			continue;
+		/* @k is only valid until the next call on @it, and repairs come first */
+		memcpy(&v, bfs_bkey_val(k), sizeof(v));
+		fsck_check_size(fc, ino, &v, end);
+		check_inode(fc, idx, ino, &v, sectors);
+	}
+	fsck_sweep_done(fc);
+	bfs_btree_iter_exit(&it);
+	bfs_btree_iter_exit(&e.it);
+	if (ret != -ENOENT)
+		return ret;
+	if (fc->lf_ino && fsck_find(fc, fc->lf_ino, &idx) && !fsck_inode_read(fc, fc->lf_ino, &v))
+		check_inode(fc, idx, fc->lf_ino, &v, 0);
+	return 0;
 }
 
 static bool fix_root_finding(void *ctx, const struct bfs_finding *fd)
@@ -331,7 +398,6 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		.check_roots = fix_root_finding, .check_ctx = f,	/* counter, root dir */
 	};
 	struct fs_check fc = { .f = f };
-	size_t i;
 	int ret;
 
 	if (f->btrees_damaged) {
@@ -344,13 +410,15 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return ret;
 	}
 	fc.c = bfs_fs_core(fc.fs);
-	fc.nr_sweeps = 4;	/* the fsck_for_each_key() calls below */
+	/*
+	 * collect_inodes(), the dirents, fsck_check_extents(), the five of
+	 * fsck_check_alloc(), fsck_check_data(), check_inodes()
+	 */
+	fc.nr_sweeps = 9 + f->check_data;
 	if (bfs_ns_counter_read(fc.fs, &fc.next_ino))
 		fc.next_ino = 0;	/* no progress then; the checks below still run */
-	ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_inode);
-	if (!ret)
-		ret = fsck_for_each_key(&fc, BFS_BTREE_INODES, collect_orphan);
-	if (!ret && !find_ino(&fc, BFS_ROOT_INO)) {
+	ret = collect_inodes(&fc);
+	if (!ret && !fsck_find_dir(&fc, BFS_ROOT_INO)) {
 		bfs_fsck_printf(f, "no root directory");
 		ret = -EUCLEAN;
 	}
@@ -367,12 +435,7 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 	if (!ret && f->check_data)
 		ret = fsck_check_data(&fc);
 	if (!ret)
-		ret = fsck_for_each_key(&fc, BFS_BTREE_EXTENTS, count_extent);
-	/* reconnect first: it changes the counts that check_inode() compares */
-	for (i = 0; !ret && i < fc.nr; i++)
-		check_attached(&fc, &fc.in[i]);
-	for (i = 0; !ret && i < fc.nr; i++)
-		check_inode(&fc, &fc.in[i]);
+		ret = check_inodes(&fc);
 	bfs_fsck_progress(f, fc.nr_sweeps * fc.next_ino, fc.nr_sweeps * fc.next_ino);
 	if (!ret && f->verbose)
 		bfs_fsck_printf(f, "%zu inodes checked", fc.nr);
@@ -383,7 +446,6 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 
 		ret = ret ? ret : r;
 	}
-	bfs_free(fc.in);
-	bfs_free(fc.names);
+	fsck_fs_check_free(&fc);
 	return ret;
 }

@@ -94,20 +94,34 @@ contains out "no terminal to ask on: checking only, as with -n"
 
 note "-C 3: 'pass cur max device' lines, per pass, ending at max"
 expect_ok "$BFS" format -q --size 64M clean.img
-expect_ok "$BFS" fsck -n -C 3 clean.img 3>prog
-python3 - prog <<'PY' || fail "bad -C 3 lines: $(cat prog)"
+# checks -C 3 lines of DEVICE: each pass monotone, in order, ending at its max;
+# the passes seen, and how many distinct positions strictly inside each
+cat >progress.py <<'PY'
 import sys
-last = {}
+dev, want, inside_min = sys.argv[2], sys.argv[3], sys.argv[4:]
+seen = {}
 for line in open(sys.argv[1]):
-    p, cur, mx, dev = line.split()
+    p, cur, mx, d = line.split()
     p, cur, mx = int(p), int(cur), int(mx)
-    assert dev == "clean.img" and 0 <= cur <= mx and mx > 0, line
-    assert cur >= last.get(p, (0, 0))[0], "went backwards: " + line
-    assert not last or p >= max(last), "pass order: " + line
-    last[p] = (cur, mx)
-assert sorted(last) == [0, 2, 3], last
-assert all(c == m for c, m in last.values()), last
+    assert d == dev and 0 <= cur <= mx and mx > 0, line
+    assert cur >= seen.get(p, [(0, 0)])[-1][0], "went backwards: " + line
+    assert not seen or p >= max(seen), "pass order: " + line
+    seen.setdefault(p, []).append((cur, mx))
+assert ",".join(map(str, sorted(seen))) == want, seen
+assert all(v[-1][0] == v[-1][1] for v in seen.values()), seen
+for p, n in zip(map(int, want.split(",")), inside_min):
+    inside = {c for c, m in seen[p] if 0 < c < m}
+    assert len(inside) >= int(n), (p, len(inside))
 PY
+expect_ok "$BFS" fsck -n -C 3 clean.img 3>prog
+python3 progress.py prog clean.img 0,2,3 || fail "bad -C 3 lines: $(cat prog)"
+# inside the passes: for every node of the btree pass (about 180 here), in
+# every sweep of the filesystem pass (nine sweeps of 20000 inodes, a line
+# every 1024 keys)
+expect_ok "$BFS" format -q --size 256M tree.img
+expect_ok "$TOOLS/bfs-mktree" tree.img 20000
+expect_ok "$BFS" fsck -fn -C 3 tree.img 3>prog
+python3 progress.py prog tree.img 0,2,3 0 100 10 || fail "bad -C 3 lines inside the passes: $(cat prog)"
 # a reader that goes away (fsck(8) killed) stops the lines, not the check
 { "$BFS" fsck -n -C 3 clean.img 3>&1 >/dev/null; echo $? >rc; } | true
 [ "$(cat rc)" -eq 0 ] || fail "fsck -C 3 into a closed pipe exited $(cat rc)"
@@ -143,7 +157,7 @@ d = json.load(open(sys.argv[1]))
 assert d["device"] == "d.img" and d["mode"] == "check", d
 assert d["exit_code"] == 4 and d["result"] == "uncorrected", d
 codes = [p["code"] for p in d["problems"]]
-assert codes == ["INODE_UNATTACHED", "INODE_NLINK"], codes
+assert sorted(codes) == ["INODE_NLINK", "INODE_UNATTACHED"], codes
 assert not any(p["fixed"] for p in d["problems"])
 assert all(p["pass"] == 3 and "location" in p for p in d["problems"])
 assert d["counts"] == {"problems": 2, "fixed": 0, "unfixed": 2, "not_recorded": 0}, d["counts"]
@@ -164,6 +178,21 @@ expect_rc 4 "$BFS" fsck -n --json s.img
 expect_rc 8 "$BFS" fsck -n --json no-such.img
 [ "$(json_get out exit_code)" = 8 ] || fail "json: exit code of a missing device"
 contains err "bfs fsck: no-such.img: no such file or device"
+
+note "--json: every problem of the damaged filesystems says where it is"
+for d in "$REPO"/fixtures/f_fs_*/; do
+	f=$(basename "$d")
+	fixture "$f" l.img
+	# shellcheck disable=SC2046 # args: extra fsck options, one word each
+	BFS_NO_PROGRESS=1 "$BFS" fsck -n --json $(cat "$d/args" 2>/dev/null) l.img >"$f.json" 2>/dev/null
+	python3 - "$f.json" <<'PY' || fail "$f: a problem without a location: $(cat "$f.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for p in d["problems"]:
+    l = p["location"]
+    assert l.get("inode") or l.get("pos") or l.get("path"), p
+PY
+done
 
 note "--cache-size"
 expect_ok "$BFS" fsck -n --cache-size 8M clean.img

@@ -5,8 +5,12 @@
  * for millions of files) or into a host directory (for mkfs.ext4 -d), so
  * bench/fsck-vs-e2fsck checks the same tree on both.
  *
- * usage: bfs-mktree IMAGE NFILES [SEED]
- *        bfs-mktree --dir DIR NFILES [SEED]
+ * usage: bfs-mktree [--empty] IMAGE NFILES [SEED]
+ *        bfs-mktree [--empty] --dir DIR NFILES [SEED]
+ *
+ * --empty makes every file empty: only inodes and entries, so a tree of
+ * ten million files fits a few GiB (the memory measurements of
+ * doc/benchmarks.md at 10M).
  *
  * Layout: /tree/gGGGG/dDD/fNN: 50 files per directory, 16 directories per
  * group.  Sizes from a splitmix64 stream: 1 to 4096 bytes (median 2 KiB).
@@ -69,7 +73,7 @@ static int fs_file(struct sink *s, u64 dir, const char *name, const void *data, 
 	ssize_t n;
 	int ret = bfs_fs_mknod(s->fs, dir, name, strlen(name), S_IFREG | 0644, 0, &creds, &st);
 
-	if (ret)
+	if (ret || !len)
 		return ret;
 	n = bfs_fs_write(s->fs, st.ino, data, len, 0);
 	return n < 0 ? (int)n : (size_t)n == len ? 0 : -EIO;
@@ -111,7 +115,7 @@ static int dir_file(struct sink *s, u64 dir, const char *name, const void *data,
 	return ret;
 }
 
-static int make_tree(struct sink *s, u64 root, u64 nfiles, u64 seed)
+static int make_tree(struct sink *s, u64 root, u64 nfiles, u64 seed, bool empty)
 {
 	static char data[MAX_SIZE];
 	u64 tree, group = 0, dir = 0, i, rnd = seed;
@@ -134,7 +138,7 @@ static int make_tree(struct sink *s, u64 root, u64 nfiles, u64 seed)
 		if (ret)
 			break;
 		snprintf(name, sizeof(name), "f%02llu", (unsigned long long)(i % FILES_PER_DIR));
-		ret = s->file(s, dir, name, data, 1 + splitmix64(&rnd) % MAX_SIZE);
+		ret = s->file(s, dir, name, data, empty ? 0 : 1 + splitmix64(&rnd) % MAX_SIZE);
 	}
 	return ret;
 }
@@ -144,13 +148,16 @@ int main(int argc, char **argv)
 	struct sink s = { 0 };
 	const char *target;
 	u64 nfiles, seed;
-	bool to_dir = argc > 1 && !strcmp(argv[1], "--dir");
+	bool empty = argc > 1 && !strcmp(argv[1], "--empty"), to_dir;
 	struct bfs_dev *dev = NULL;
 	int ret;
 
+	argc -= empty;
+	argv += empty;
+	to_dir = argc > 1 && !strcmp(argv[1], "--dir");
 	if (argc - to_dir < 3 || argc - to_dir > 4) {
-		fprintf(stderr, "usage: bfs-mktree IMAGE NFILES [SEED]\n"
-			"       bfs-mktree --dir DIR NFILES [SEED]\n");
+		fprintf(stderr, "usage: bfs-mktree [--empty] IMAGE NFILES [SEED]\n"
+			"       bfs-mktree [--empty] --dir DIR NFILES [SEED]\n");
 		return 2;
 	}
 	target = argv[1 + to_dir];
@@ -164,7 +171,7 @@ int main(int argc, char **argv)
 		if (!s.paths || !(s.paths[0] = strdup(target)))
 			return 1;
 		s.nr_paths = 1;
-		ret = make_tree(&s, 0, nfiles, seed);
+		ret = make_tree(&s, 0, nfiles, seed, empty);
 	} else {
 		struct bfs_fs_opts opts = { 0 };
 
@@ -176,7 +183,7 @@ int main(int argc, char **argv)
 		if (!ret) {
 			int r;
 
-			ret = make_tree(&s, BFS_ROOT_INO, nfiles, seed);
+			ret = make_tree(&s, BFS_ROOT_INO, nfiles, seed, empty);
 			r = bfs_fs_close(s.fs);
 			ret = ret ? ret : r;
 		}

@@ -716,6 +716,72 @@ static void random_round(unsigned round)
 	bfs_dev_close(dev);
 }
 
+/* set inode @ino's stored link count to @nlink */
+static void put_nlink(struct bfs_core *c, u64 ino, u32 nlink)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+
+	ck_assert_int_eq(bfs_btree_lookup(c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf,
+					  sizeof(buf)), 0);
+	((struct bfs_inode_v *)bfs_bkey_val(k))->nlink = cpu_to_le32(nlink);
+	ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, k), 0);
+}
+
+/* link counts past what fsck keeps in a byte are counted exactly, up and down */
+START_TEST(test_many_links)
+{
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3);
+	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_creds cr = { 0, 0 };
+	struct bfs_stat dir, st;
+	char name[32];
+	u64 f, g;
+	unsigned i;
+	struct seen s;
+
+	ck_assert_int_eq(bfs_fs_mkdir(fs, BFS_ROOT_INO, "d", 1, 0755, &cr, &dir), 0);
+	f = mkfile(fs, dir.ino, "f", 1, 100);
+	g = mkfile(fs, BFS_ROOT_INO, "g", 2, 100);
+	for (i = 0; i < 299; i++) {
+		snprintf(name, sizeof(name), "l%u", i);
+		ck_assert_int_eq(bfs_fs_link(fs, f, i % 2 ? BFS_ROOT_INO : dir.ino, name,
+					     strlen(name), &st), 0);
+		if (i < 254) {
+			snprintf(name, sizeof(name), "m%u", i);
+			ck_assert_int_eq(bfs_fs_link(fs, g, dir.ino, name, strlen(name), &st), 0);
+		}
+	}
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	check_clean(dev);
+
+	/* f: 300 links, says 299; g: exactly 255 links, says 256 */
+	fs = fs_open(dev);
+	put_nlink(bfs_fs_core(fs), f, 299);
+	put_nlink(bfs_fs_core(fs), g, 256);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(run_fsck(dev, BFS_FSCK_MODE_YES, false, &s), BFS_FSCK_CORRECTED);
+	ck_assert_uint_eq(s.nr, 2);
+	ck_assert_int_eq(s.r[0].code, PR_INODE_NLINK);
+	ck_assert_uint_eq(s.r[0].inode, f);
+	/* named by its first entry in key order: one of its links */
+	ck_assert_msg(!strncmp(s.r[0].path, "/l", 2) || !strcmp(s.r[0].path, "/d/f"), "%s",
+		      s.r[0].path);
+	ck_assert_int_eq(s.r[1].code, PR_INODE_NLINK);
+	ck_assert_uint_eq(s.r[1].inode, g);
+	ck_assert_str_eq(s.r[1].path, "/g");
+	check_clean(dev);
+
+	fs = fs_open(dev);
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	ck_assert_uint_eq(st.nlink, 300);
+	ck_assert_int_eq(bfs_fs_getattr(fs, g, &st), 0);
+	ck_assert_uint_eq(st.nlink, 255);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 START_TEST(test_random_damage)
 {
 	const char *e = getenv("BFS_FSCK_FS_ROUNDS"), *f = getenv("BFS_FSCK_FS_FIRST");
@@ -743,6 +809,7 @@ static Suite *fsck_fs_suite(void)
 	tcase_add_test(tc, test_gen_newer_no_csum);
 	tcase_add_test(tc, test_check_data);
 	tcase_add_test(tc, test_size_flipped);
+	tcase_add_test(tc, test_many_links);
 	tcase_add_test(tc, test_random_damage);
 	suite_add_tcase(s, tc);
 	return s;
