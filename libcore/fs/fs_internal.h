@@ -21,6 +21,7 @@
 #include <bfs/fs.h>
 #include <bfs/extent_format.h>
 #include <bfs/fs_format.h>
+#include <bfs/fs_repair.h>
 #include <bfs/os.h>
 
 #define BFS_INODE_LOCKS	256	/* striped: ino % BFS_INODE_LOCKS */
@@ -64,16 +65,7 @@ void bfs_inode_unlock2(struct bfs_fs *fs, u64 a, u64 b);
 
 /* ---- namespace half: the inode record, used by the data half ---- */
 
-/* decoded form of an inode key's value (struct bfs_inode_v in fs_format.h) */
-struct bfs_inode {
-	u64	ino;
-	u64	generation;
-	u32	mode, uid, gid, nlink, flags;
-	u64	size;
-	u64	sectors;	/* 512-byte sectors allocated to data */
-	u64	rdev;
-	s64	atime, mtime, ctime, btime;	/* ns since the epoch */
-};
+/* struct bfs_inode, the decoded inode: include/bfs/fs_repair.h */
 
 /*
  * The immutable and append-only attributes (chattr +i, +a), enforced here

@@ -2,7 +2,8 @@
 /*
  * Private declarations of the namespace half of the filesystem layer
  * (inode.c, dir.c, namei.c, rename.c, xattr.c, orphan.c, attr.c, keys.c,
- * fs.c, format.c).  doc/format/fs.md describes the keys.
+ * fs.c, format.c).  doc/format/fs.md describes the keys.  What fsck may
+ * use of it is declared in include/bfs/fs_repair.h.
  *
  * Rules every operation follows:
  *  - check fs->read_only first (-EROFS);
@@ -17,6 +18,7 @@
 
 #include <sys/stat.h>
 
+#include <bfs/fs_repair.h>
 #include <bfs/log.h>
 
 #include "fs_internal.h"
@@ -30,38 +32,19 @@ void bfs_inode_unlockv(struct bfs_fs *fs, const u64 *inos, unsigned nr);
 
 /* ---- inode.c ---- */
 
-/* an inode with the namespace-only fields the shared struct does not carry */
-struct bfs_ns_inode {
-	struct bfs_inode i;
-	u64	parent;		/* directories: ".." */
-};
-
 int bfs_ns_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_ns_inode *inode);
 int bfs_ns_inode_write(struct bfs_trans *t, const struct bfs_ns_inode *inode);
 void bfs_ns_inode_to_stat(struct bfs_fs *fs, const struct bfs_inode *inode, struct bfs_stat *st);
-void bfs_ns_inode_encode(const struct bfs_ns_inode *inode, struct bfs_inode_v *v);
-void bfs_ns_inode_decode(u64 ino, const struct bfs_inode_v *v, struct bfs_ns_inode *inode);
 /* a new in-memory inode; the caller sets ino */
 void bfs_ns_inode_init(struct bfs_ns_inode *inode, u32 mode, u32 uid, u32 gid, u64 rdev, s64 now);
 /* queue the counter update for handing out @ino (caller holds ino_alloc_lock) */
 int bfs_ns_counter_write(struct bfs_trans *t, u64 next_ino);
-int bfs_ns_counter_read(struct bfs_fs *fs, u64 *next_ino);
 /* queue the removal of everything of @inode: data, xattrs, symlink, entries, orphan */
 int bfs_ns_inode_delete(struct bfs_fs *fs, struct bfs_trans *t, const struct bfs_ns_inode *inode);
-/* queue deletes of every key (@ino, >= @start) in @id */
-int bfs_ns_delete_keys(struct bfs_fs *fs, struct bfs_trans *t, enum bfs_btree_id id, u64 ino,
-		       u64 start);
-/* symlink.c: the target keys */
-int bfs_ns_symlink_write(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char *target,
-			 size_t len);
 /* largest value (bytes) a key of this filesystem holds */
 size_t bfs_ns_max_val_bytes(struct bfs_fs *fs);
 /* largest transaction (key u64s + per-key overhead) that is safe to commit */
 size_t bfs_ns_trans_max_u64s(struct bfs_fs *fs);
-/* commit and free @t */
-int bfs_ns_commit(struct bfs_trans *t);
-/* d_type of a mode */
-static inline u8 bfs_ns_dtype(u32 mode) { return (u8)((mode & S_IFMT) >> 12); }
 
 /* ---- dir.c: hashed, linearly probed slots (dirents and xattrs) ---- */
 
@@ -76,25 +59,6 @@ static inline bool bfs_ns_is_dot(const char *name, size_t len)
 	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
 }
 
-struct bfs_dirent_ref {
-	u64	slot;
-	u64	ino;
-	u8	type;
-};
-
-/* find @name in @dir: 0 and *d, or -ENOENT */
-int bfs_dir_lookup(struct bfs_fs *fs, u64 dir, const char *name, size_t len,
-		   struct bfs_dirent_ref *d);
-/* the slot a new entry @name goes to (first empty or whited-out slot of its chain) */
-int bfs_dir_free_slot(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u64 *slot);
-int bfs_dir_add(struct bfs_trans *t, u64 dir, u64 slot, const char *name, size_t len, u64 ino,
-		u8 type);
-/*
- * Queue the removal of the entry at @slot.  Inside a probe chain it becomes a
- * whiteout; at the end of a chain it and the whiteouts before it are deleted.
- * @whiteout forces a whiteout (the same transaction adds an entry after it).
- */
-int bfs_dir_remove(struct bfs_fs *fs, struct bfs_trans *t, u64 dir, u64 slot, bool whiteout);
 /* 0 if @dir has no entries, -ENOTEMPTY, or an error */
 int bfs_dir_empty(struct bfs_fs *fs, u64 dir);
 /* queue the deletion of every key (whiteouts) left under @dir */

@@ -4,13 +4,13 @@
  * small repairs several checks share.  See fs_check.h.
  */
 #include <bfs/os.h>
+#include <bfs/fs_repair.h>
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fs_check.h"
-#include "../fs/ns.h"	/* the inode's encoding */
 
 /* deeper than this, a path is shown from an "<inode N>" in the middle */
 #define PATH_DEPTH_MAX	256

@@ -9,12 +9,12 @@
  * repair could have invalidated: fc->lf_ino is the directory to use.
  */
 #include <bfs/fs_format.h>
+#include <bfs/fs_repair.h>
 
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fs_check.h"
-#include "../fs/ns.h"
 
 #define LOST_FOUND_INO	2	/* as bfs format makes it (libcore/fs/format.c) */
 

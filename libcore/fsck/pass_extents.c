@@ -23,6 +23,7 @@
 #include <bfs/extent_format.h>
 #include <bfs/format.h>
 #include <bfs/fs_format.h>
+#include <bfs/fs_repair.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +31,6 @@
 
 #include "fs_check.h"
 #include "../fs/data.h"	/* BFS_DATA_MAX_BYTES */
-#include "../fs/ns.h"	/* struct bfs_ns_inode */
 
 #define MAX_FILE_SECTORS	(BFS_DATA_MAX_BYTES >> BFS_SECTOR_SHIFT)
 

@@ -24,6 +24,7 @@
 #include <bfs/extent_format.h>
 #include <bfs/fs.h>
 #include <bfs/fs_format.h>
+#include <bfs/fs_repair.h>
 #include <bfs/fsck.h>
 #include <bfs/os.h>
 
@@ -34,7 +35,6 @@
 
 #include "fs_check.h"
 #include "fsck_passes.h"
-#include "../fs/ns.h"
 
 /* orphan keys (0, ino) come before every inode key: kept until their inode is seen */
 struct orphans {
