@@ -214,7 +214,7 @@ int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 sk
 			 size_t len);
 /*
  * read logical bytes [off, off + len) of @ino (holes read as zeros, no size
- * clamp); the chunks of up to DATA_READ_BATCH extents are read together
+ * clamp) under the caller's inode lock; the chunks are read together
  */
 int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u64 off);
 /*
