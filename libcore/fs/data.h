@@ -87,6 +87,14 @@ struct data_update {
 	   copy-GC under the inode lock (the caller can drop the lock for it) */
 	bool	gc_unlocked;
 	unsigned gc_tries;
+	/*
+	 * data_queue_write(): with nothing queued yet and every chunk replacing
+	 * whole blocks, drop this fs's lock of the inode for the device writes
+	 * (other writers' and readers' I/O to the file overlaps ours) and say
+	 * so in @relocked: the caller re-reads the inode.  NULL: keep the lock.
+	 */
+	struct bfs_fs *unlock_fs;
+	bool	relocked;
 };
 
 /* ---- extent.c: the extent and alloc key types ---- */

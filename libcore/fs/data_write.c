@@ -95,6 +95,7 @@ struct write_plan {
 	struct bfs_dev_io io[WRITE_BATCH_CHUNKS];
 	u8	*own[2 * WRITE_BATCH_CHUNKS];	/* merge buffers, compressed copies */
 	unsigned nr, nr_io, nr_own;
+	bool	merged;		/* a chunk holds old data of the file (partial blocks) */
 };
 
 static void plan_io(struct write_plan *p, u64 dev_off, const void *buf, size_t len, u8 *own)
@@ -169,11 +170,23 @@ static int plan_buffered(struct bfs_fs_data *d, struct write_plan *p, u8 *cbuf, 
 static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 		       struct write_plan *p, size_t *done)
 {
+	bool unlock = u->unlock_fs && !u->nr && p->nr_io && !p->merged;
 	unsigned i;
 	int ret = 0;
 
+	/*
+	 * Nothing of the file was read into the chunks and nothing is queued:
+	 * the writes need no lock, only the keys do (queued below, against the
+	 * extents as they are then).
+	 */
+	if (unlock)
+		bfs_inode_unlock(u->unlock_fs, ino);
 	if (p->nr_io)
 		bfs_dev_submit(d->dev, p->io, p->nr_io);
+	if (unlock) {
+		bfs_inode_lock(u->unlock_fs, ino);
+		u->relocked = true;
+	}
 	for (i = 0; i < p->nr; i++) {
 		struct plan_chunk *c = &p->c[i];
 
@@ -225,6 +238,7 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 	if (!p)
 		return -ENOMEM;
 	p->nr = p->nr_io = p->nr_own = 0;
+	p->merged = false;
 	if (bfs_data_space_low(d))
 		max = DATA_SMALL_TRANS / 2;
 	while (pos < end && p->nr < max) {
@@ -250,6 +264,8 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 			ret = -ENOMEM;
 			break;
 		}
+		if (us > cs || ue < ce)
+			p->merged = true;
 		if (us > cs) {
 			ret = bfs_data_read_range(d, ino, b, bs, cs);
 			if (ret)
@@ -323,8 +339,19 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 		data_update_init(&u, t);
 		u.gc_unlocked = true;
 		u.gc_tries = gc_tries;
+		u.unlock_fs = fs;
 		qret = data_queue_write(d, &u, inode->ino, buf ? (const u8 *)buf + total : NULL,
 					len - total, off + total, cbuf, &done);
+		if (u.relocked) {
+			/* others may have changed the inode while its lock was down */
+			ret = bfs_inode_read(fs, inode->ino, inode);
+			if (ret) {
+				data_update_abort(d, &u);
+				done = 0;
+				qret = ret;
+			}
+			saved = *inode;
+		}
 		if (done) {
 			s64 now = bfs_fs_now();
 

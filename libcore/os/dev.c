@@ -405,14 +405,15 @@ int bfs_os_pwrite_all(int fd, u64 off, const void *buf, size_t len)
 /* bounce buffers are allocated per request, at most this big */
 #define DEV_BOUNCE_MAX	(1024 * KiB)
 
-int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool *bounce)
+int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
+		    bool *bounce)
 {
 	u64 mask = dev->sector_size - 1;
 
 	*bounce = false;
 	if (dev->fd_buf < 0 || !__atomic_load_n(&dev->direct, __ATOMIC_RELAXED))
 		return dev->fd;
-	if ((off | len) & mask)
+	if (!data || ((off | len) & mask))
 		return dev->fd_buf;
 	*bounce = (uintptr_t)buf & mask;
 	return dev->fd;
@@ -476,13 +477,13 @@ static int dev_bounce_xfer(struct bfs_dev *dev, u64 off, u8 *p, size_t len, bool
  * drops them), and an unaligned buffer is bounced through aligned memory so
  * that the request itself still bypasses the page cache.
  */
-int bfs_dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write)
+int bfs_dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write, bool data)
 {
 	bool bounce;
 	int fd, ret;
 
 	do {
-		fd = bfs_dev_pick_fd(dev, off, buf, len, &bounce);
+		fd = bfs_dev_pick_fd(dev, off, buf, len, data, &bounce);
 		if (bounce)
 			ret = dev_bounce_xfer(dev, off, buf, len, write);
 		else
@@ -494,7 +495,7 @@ int bfs_dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write
 	return ret;
 }
 
-int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+int bfs_dev_do_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data)
 {
 	int ret = bfs_dev_check_io(dev, off, buf, len);
 
@@ -502,16 +503,21 @@ int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
 		return ret;
 	if (dev->nr_held)
 		return bfs_dev_held_io(dev, off, buf, len, false, false);
-	return bfs_dev_raw_read(dev, off, buf, len);
+	return bfs_dev_raw_read(dev, off, buf, len, data);
 }
 
-int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+{
+	return bfs_dev_do_read(dev, off, buf, len, false);
+}
+
+int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data)
 {
 	if (dev->mem) {
 		memcpy(buf, dev->mem + off, len);
 		return 0;
 	}
-	return bfs_dev_xfer(dev, off, buf, len, false);
+	return bfs_dev_xfer(dev, off, buf, len, false, data);
 }
 
 u64 bfs_dev_data_from(struct bfs_dev *dev, u64 off)
@@ -537,7 +543,8 @@ static int dev_fdatasync(struct bfs_dev *dev)
 	return 0;
 }
 
-static int dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua)
+int bfs_dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		     bool data)
 {
 	int ret;
 
@@ -548,10 +555,11 @@ static int dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t le
 		return ret;
 	if (dev->nr_held)
 		return bfs_dev_held_io(dev, off, (void *)buf, len, true, fua);
-	return bfs_dev_raw_write(dev, off, buf, len, fua);
+	return bfs_dev_raw_write(dev, off, buf, len, fua, data);
 }
 
-int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua)
+int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		      bool data)
 {
 	int ret = bfs_dev_inject_write(dev);
 
@@ -561,7 +569,7 @@ int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len,
 	if (dev->mem) {
 		memcpy(dev->mem + off, buf, len);
 	} else {
-		ret = bfs_dev_xfer(dev, off, (void *)buf, len, true);
+		ret = bfs_dev_xfer(dev, off, (void *)buf, len, true, data);
 		if (!ret && fua && !dev->nobarrier)
 			ret = dev_fdatasync(dev);
 		if (ret)
@@ -574,12 +582,12 @@ int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len,
 
 int bfs_dev_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len)
 {
-	return dev_do_write(dev, off, buf, len, false);
+	return bfs_dev_do_write(dev, off, buf, len, false, false);
 }
 
 int bfs_dev_write_fua(struct bfs_dev *dev, u64 off, const void *buf, size_t len)
 {
-	return dev_do_write(dev, off, buf, len, true);
+	return bfs_dev_do_write(dev, off, buf, len, true, false);
 }
 
 int bfs_dev_flush(struct bfs_dev *dev)

@@ -46,9 +46,20 @@ struct bfs_dev {
 	unsigned	nr_held;
 };
 
+/*
+ * @data, in the functions below: file data (bfs_dev_submit()), which goes
+ * around the page cache in BFS_DEV_DIRECT_TRY mode; everything else goes
+ * through the buffered twin there, so that metadata written one block at a
+ * time is not one device round trip per block (see doc/io.md)
+ */
+/* dev.c: bfs_dev_read() and bfs_dev_write()/_fua() */
+int bfs_dev_do_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data);
+int bfs_dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		     bool data);
 /* dev.c: I/O of a checked range, past the held ranges */
-int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len);
-int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua);
+int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data);
+int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		      bool data);
 
 /* dev.c: argument checks of a read or write (range; alignment in strict direct mode) */
 int bfs_dev_check_io(const struct bfs_dev *dev, u64 off, const void *buf, size_t len);
@@ -58,7 +69,8 @@ int bfs_dev_inject_write(struct bfs_dev *dev);
  * dev.c: the descriptor that serves [off, off + len) from @buf, and whether
  * @buf must go through an aligned bounce buffer (BFS_DEV_DIRECT_TRY)
  */
-int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool *bounce);
+int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
+		    bool *bounce);
 /*
  * dev.c: after a transfer on @fd failed with @ret: was that the first
  * direct transfer refused with EINVAL (a filesystem that takes O_DIRECT at
@@ -73,7 +85,7 @@ void bfs_dev_direct_worked(struct bfs_dev *dev, int fd);
  * failure injection, no recording), falling back to buffered I/O if the
  * first direct transfer is refused
  */
-int bfs_dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write);
+int bfs_dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write, bool data);
 
 /* dev_hold.c: I/O of a device with held ranges, split at their edges */
 int bfs_dev_held_io(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write, bool fua);
