@@ -83,6 +83,12 @@ struct bfs_dev_io {
 	void	*buf;
 	size_t	len;
 	bool	write;
+	/*
+	 * through the page cache even on a direct device (BFS_DEV_DIRECT_TRY):
+	 * small writes that the next flush writes back together, instead of
+	 * one device round trip each
+	 */
+	bool	cached;
 	int	ret;	/* out: 0 or a negative errno */
 };
 

@@ -98,10 +98,18 @@ struct write_plan {
 	bool	merged;		/* a chunk holds old data of the file (partial blocks) */
 };
 
+/*
+ * Writes below this size go through the page cache (struct bfs_dev_io's
+ * cached): waiting for the device once per small file or 4 KiB record
+ * costs more than the copy, and the flush writes them back together.
+ */
+#define WRITE_DIRECT_MIN	(64 * KiB)
+
 static void plan_io(struct write_plan *p, u64 dev_off, const void *buf, size_t len, u8 *own)
 {
 	p->io[p->nr_io++] = (struct bfs_dev_io){ .off = dev_off, .buf = (void *)buf, .len = len,
-						 .write = true };
+						 .write = true,
+						 .cached = len < WRITE_DIRECT_MIN };
 	if (own)
 		p->own[p->nr_own++] = own;
 }

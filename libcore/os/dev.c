@@ -403,7 +403,7 @@ int bfs_os_pwrite_all(int fd, u64 off, const void *buf, size_t len)
 }
 
 /* bounce buffers are allocated per request, at most this big */
-#define DEV_BOUNCE_MAX	(1024 * KiB)
+#define DEV_BOUNCE_MAX	(2 * MiB)
 
 int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
 		    bool *bounce)

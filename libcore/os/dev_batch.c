@@ -39,8 +39,8 @@ static int batch_sync(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr)
 
 	for (i = 0; i < nr; i++)
 		io[i].ret = io[i].write ?
-			bfs_dev_do_write(dev, io[i].off, io[i].buf, io[i].len, false, true) :
-			bfs_dev_do_read(dev, io[i].off, io[i].buf, io[i].len, true);
+			bfs_dev_do_write(dev, io[i].off, io[i].buf, io[i].len, false, !io[i].cached) :
+			bfs_dev_do_read(dev, io[i].off, io[i].buf, io[i].len, !io[i].cached);
 	return batch_first_error(io, nr);
 }
 
@@ -88,7 +88,7 @@ static int batch_prepare(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr
 			continue;
 		if (io[i].write && (io[i].ret = bfs_dev_inject_write(dev)))
 			continue;
-		fd = bfs_dev_pick_fd(dev, io[i].off, buf, io[i].len, true, &bounce);
+		fd = bfs_dev_pick_fd(dev, io[i].off, buf, io[i].len, !io[i].cached, &bounce);
 		if (bounce) {
 			b->bounce[b->nr] = bfs_aligned_alloc(BFS_MAX(dev->sector_size, 4096U),
 							     io[i].len);
@@ -118,7 +118,7 @@ static void batch_finish_one(struct bfs_dev *dev, struct batch *b, unsigned k,
 
 	if (ret == -EINVAL && x->fd == dev->fd &&
 	    (bfs_dev_direct_refused(dev, x->fd, ret) || !bfs_dev_is_direct(dev)))
-		ret = bfs_dev_xfer(dev, io->off, io->buf, io->len, io->write, true);
+		ret = bfs_dev_xfer(dev, io->off, io->buf, io->len, io->write, !io->cached);
 	else if (!ret)
 		bfs_dev_direct_worked(dev, x->fd);
 	if (!ret && !io->write && b->bounce[k])
@@ -145,7 +145,7 @@ static int batch_uring(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr)
 		for (k = 0; k < b.nr; k++) {
 			struct bfs_dev_io *o = &io[b.from[k]];
 
-			b.x[k].ret = bfs_dev_xfer(dev, o->off, o->buf, o->len, o->write, true);
+			b.x[k].ret = bfs_dev_xfer(dev, o->off, o->buf, o->len, o->write, !o->cached);
 			b.x[k].fd = -1;	/* not the first direct transfer any more */
 			b.order[k] = k;
 			if (b.bounce[k]) {

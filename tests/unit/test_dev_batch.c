@@ -80,15 +80,16 @@ static void check_batches(struct bfs_dev *dev)
 		ck_assert_ptr_nonnull(src[i]);
 		ck_assert_ptr_nonnull(dst[i]);
 		fill(src[i] + s[i].skew, s[i].len, i + 1);
+		/* some through the page cache, as the data path sends small writes */
 		io[i] = (struct bfs_dev_io){ .off = s[i].off, .buf = src[i] + s[i].skew,
-					     .len = s[i].len, .write = true };
+					     .len = s[i].len, .write = true, .cached = i % 5 == 1 };
 	}
 	ck_assert_int_eq(bfs_dev_submit(dev, io, NR_IO), 0);
 	for (i = 0; i < NR_IO; i++) {
 		ck_assert_int_eq(io[i].ret, 0);
 		/* reads land in buffers skewed the other way */
 		io[i] = (struct bfs_dev_io){ .off = s[i].off, .buf = dst[i] + (s[i].skew ? 0 : 5),
-					     .len = s[i].len };
+					     .len = s[i].len, .cached = i % 7 == 3 };
 	}
 	ck_assert_int_eq(bfs_dev_submit(dev, io, NR_IO), 0);
 	for (i = 0; i < NR_IO; i++) {
