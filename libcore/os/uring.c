@@ -37,11 +37,27 @@ static void uring_free(void *p)
 	bfs_free(ring);
 }
 
+/*
+ * A forked child (a mount going to the background) must not share the
+ * parent's ring: its mappings are the same memory.  It makes its own.
+ */
+static void uring_atfork_child(void)
+{
+	struct io_uring *ring = uring_mine;
+
+	if (!ring)
+		return;
+	uring_mine = NULL;
+	pthread_setspecific(uring_key, NULL);
+	uring_free(ring);
+}
+
 static void uring_init_once(void)
 {
 	const char *env = getenv("BFS_IO_URING");
 
-	if (pthread_key_create(&uring_key, uring_free) || (env && !strcmp(env, "0")))
+	if (pthread_key_create(&uring_key, uring_free) || (env && !strcmp(env, "0")) ||
+	    pthread_atfork(NULL, NULL, uring_atfork_child))
 		__atomic_store_n(&uring_state, URING_OFF, __ATOMIC_RELEASE);
 }
 
