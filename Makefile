@@ -12,6 +12,10 @@ CMD_PKGS := $(PKGS) fuse3 ext2fs com_err
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(CMD_PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(CMD_PKGS) readline 2>/dev/null)
+# io_uring for batches of device I/O (libcore/os/uring.c); without it, synchronous
+URING_LIBS := $(shell pkg-config --libs liburing 2>/dev/null)
+PKG_CFLAGS += $(if $(URING_LIBS),-DBFS_HAVE_LIBURING $(shell pkg-config --cflags liburing))
+PKG_LIBS += $(URING_LIBS)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 

@@ -32,6 +32,13 @@ enum bfs_dev_flags {
 	 * unaligned offsets or lengths through a second, buffered descriptor
 	 */
 	BFS_DEV_DIRECT_TRY = 1 << 4,
+	/*
+	 * through the page cache.  Without it and without BFS_DEV_DIRECT an
+	 * open is BFS_DEV_DIRECT_TRY, unless BFS_BUFFERED_IO=1 is in the
+	 * environment; a filesystem that refuses O_DIRECT at open or in the
+	 * first aligned transfer (EINVAL) gets buffered I/O instead.
+	 */
+	BFS_DEV_BUFFERED = 1 << 5,
 };
 
 /* -EROFS for a read-write open of a read-only block device (losetup -r) */
@@ -64,6 +71,33 @@ int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len);
  */
 u64 bfs_dev_data_from(struct bfs_dev *dev, u64 off);
 int bfs_dev_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len);
+/*
+ * A batch of reads and writes, in flight together (io_uring where the
+ * kernel and the sandbox allow it, one after the other where not) and all
+ * complete on return.  Nothing orders them: writes of one batch reach the
+ * device in any order and are durable only after a flush, so they must not
+ * overlap each other or a read of the same batch.  Each entry gets its
+ * own result in @ret: an entry that fails the checks of bfs_dev_read() or
+ * bfs_dev_write() (-ERANGE, -EROFS, -EINVAL) is not carried out, the others
+ * are, and the call returns the first error in entry order.  The recorder sees each write when it
+ * completed, in the order of completion.
+ */
+struct bfs_dev_io {
+	u64	off;
+	void	*buf;
+	size_t	len;
+	bool	write;
+	/*
+	 * through the page cache even on a direct device (BFS_DEV_DIRECT_TRY):
+	 * small writes that the next flush writes back together, instead of
+	 * one device round trip each
+	 */
+	bool	cached;
+	int	ret;	/* out: 0 or a negative errno */
+};
+
+int bfs_dev_submit(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr);
+
 /* make all completed writes durable (fdatasync / BLKFLSBUF-free flush) */
 int bfs_dev_flush(struct bfs_dev *dev);
 /* write + flush of just this range (FUA-like); recorded as a FUA write */

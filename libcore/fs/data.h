@@ -89,6 +89,14 @@ struct data_update {
 	   copy-GC under the inode lock (the caller can drop the lock for it) */
 	bool	gc_unlocked;
 	unsigned gc_tries;
+	/*
+	 * data_queue_write(): with nothing queued yet and every chunk replacing
+	 * whole blocks, drop this fs's lock of the inode for the device writes
+	 * (other writers' and readers' I/O to the file overlaps ours) and say
+	 * so in @relocked: the caller re-reads the inode.  NULL: keep the lock.
+	 */
+	struct bfs_fs *unlock_fs;
+	bool	relocked;
 };
 
 /* ---- extent.c: the extent and alloc key types ---- */
@@ -168,26 +176,59 @@ void data_update_abort(struct bfs_fs_data *d, struct data_update *u);
 
 /* ---- data_io.c: chunks on the device ---- */
 /*
- * Compress (if the filesystem says so and it helps), checksum, place in
- * the write point and write @len bytes (block multiple, <= chunk_max).
+ * Compress (if the filesystem says so and it helps), checksum and place in
+ * the write point @len bytes (block multiple, <= chunk_max), without
+ * writing them: *stored is what to write (ch->disk_bytes at ch->dev_off),
+ * @data or a compressed copy in *owned (NULL, or bfs_free() it once
+ * written).  Until its key is queued, bfs_data_space_abort() gives the
+ * space up.
  */
+int bfs_data_chunk_place(struct bfs_fs_data *d, const void *data, u32 len, struct data_chunk *ch,
+			 const void **stored, u8 **owned);
+/* bfs_data_chunk_place() and the device write */
 int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struct data_chunk *ch);
+
+/*
+ * Reading a stored chunk in two halves around the device read, so that
+ * the reads of several chunks can be in flight together: _prep() checks
+ * the extent value and sets @io up (a read of the chunk's disk bytes into
+ * a buffer of its own, or straight into @dst when @dst takes the whole
+ * uncompressed, unpadded chunk; @dst may be NULL); _done() gets the read's
+ * result and checks the checksum and decompresses: *out is the whole
+ * uncompressed chunk (bfs_free() it, unless it is @dst).  -EIO (read),
+ * -EBADMSG (checksum), -EILSEQ (zstd frame), -EUCLEAN (malformed): @why
+ * says what and where.  _drop() frees what _prep() took when _done() is
+ * not called.  The data path and fsck -c share them.
+ */
+struct data_chunk_read {
+	struct bfs_extent_v v;
+	u8	*buf;
+	size_t	disk;
+	bool	in_place;	/* buf is the caller's @dst */
+};
+
+int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void *dst,
+			     struct data_chunk_read *r, struct bfs_dev_io *io, char *why,
+			     size_t why_len);
+int bfs_data_chunk_read_done(struct data_chunk_read *r, int io_ret, u8 **out, char *why,
+			     size_t why_len);
+void bfs_data_chunk_read_drop(struct data_chunk_read *r);
+/* both halves with one read in between */
+int bfs_data_chunk_load(struct bfs_dev *dev, u32 block_size, const struct bfs_extent_v *v,
+			u8 **out, char *why, size_t why_len);
+
+/* ---- data_read.c ---- */
 /*
  * Read, verify and decompress the chunk of extent @k; copies @len bytes from
  * byte @skip of the key's range into @out.  -EIO on a checksum mismatch or a
  * stale pointer (logged with inode, file offset and device offset).
  */
-/*
- * Read the chunk extent value @v points to, check its checksum and
- * decompress it: *out is the whole uncompressed chunk (bfs_free() it).
- * -EIO (read), -EBADMSG (checksum), -EILSEQ (zstd frame), -EUCLEAN
- * (malformed): @why says what and where.  The data path and fsck -c share it.
- */
-int bfs_data_chunk_load(struct bfs_dev *dev, u32 block_size, const struct bfs_extent_v *v,
-			u8 **out, char *why, size_t why_len);
 int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 skip, void *out,
 			 size_t len);
-/* read logical bytes [off, off + len) of @ino (holes read as zeros, no size clamp) */
+/*
+ * read logical bytes [off, off + len) of @ino (holes read as zeros, no size
+ * clamp) under the caller's inode lock; the chunks are read together
+ */
 int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u64 off);
 /*
  * Lock inode @ino and read it; it must be a regular file (-EISDIR for a

@@ -2,10 +2,11 @@
 /*
  * The write path: data is cut into block-aligned chunks where the chunk
  * policy says (chunk_policy.h); a partial first or last block is read and
- * merged first (copy-on-write: live data is never overwritten in place).
- * Each chunk is written to the write point, then one transaction per batch
- * of chunks inserts their extent keys (trimming what they overwrite),
- * updates the buckets' alloc keys and the inode.
+ * merged first (copy-on-write: live data is never overwritten in place).  The chunks of
+ * a batch are placed one after the other in the write point and written
+ * together (bfs_dev_submit()), then one transaction per batch inserts
+ * their extent keys (trimming what they overwrite), updates the buckets'
+ * alloc keys and the inode.
  */
 #include <sys/stat.h>
 
@@ -49,44 +50,6 @@ static int queue_chunk(struct bfs_fs_data *d, struct data_update *u, u64 ino, u6
 }
 
 /*
- * Up to @k whole uncompressed chunks of @cm bytes straight from the caller's
- * buffer, consecutive in the open bucket, in one device write; *nr = chunks
- * queued.
- */
-static int write_direct(struct bfs_fs_data *d, struct data_update *u, u64 ino, const u8 *src,
-			u64 pos, u32 cm, u32 k, u32 *nr)
-{
-	u32 got, j;
-	struct data_chunk ch = {
-		.stored_bytes = cm,
-		.disk_bytes = cm,
-		.chunk_sectors = cm >> BFS_SECTOR_SHIFT,
-		.compression = BFS_COMPRESSION_NONE,
-	};
-	u64 dev_off;
-	int ret;
-
-	*nr = 0;
-	ret = bfs_data_space_get_multi(d, cm, k, &dev_off, &ch.bucket, &ch.gen, &got);
-	if (ret)
-		return ret;
-	ret = bfs_dev_write(d->dev, dev_off, src, (size_t)got * cm);
-	for (j = 0; j < got; j++) {
-		if (ret) {
-			bfs_data_space_abort(d, ch.bucket);
-			continue;
-		}
-		ch.dev_off = dev_off + (u64)j * cm;
-		ch.csum = bfs_csum(d->csum_type, src + (size_t)j * cm, cm);
-		/* on error queue_chunk() gives this chunk's space up itself */
-		ret = queue_chunk(d, u, ino, pos + (u64)j * cm, pos + (u64)(j + 1) * cm, &ch);
-		if (!ret)
-			(*nr)++;
-	}
-	return ret;
-}
-
-/*
  * Out of space: with changes queued in @u (chunks of this batch, or what
  * the caller queued before, such as the other edge of a hole punch), the
  * caller commits them first (copy-GC may move this inode's extents only
@@ -115,64 +78,227 @@ static bool retry_after_gc(struct bfs_fs_data *d, struct data_update *u, u64 ino
 	return gc_progress(u, freed, busy);
 }
 
+/*
+ * The chunks of one data_queue_write() call, placed and checksummed but
+ * not yet written: their device writes go out together as one batch (runs
+ * of whole chunks from the caller's buffer as one write each), and only
+ * the chunks whose data is on the device get their keys queued.
+ */
+struct write_plan {
+	struct plan_chunk {
+		struct data_chunk ch;
+		u64	cs, ce;		/* the extent's file bytes */
+		u64	user;		/* bytes of the caller's range it holds */
+		unsigned io;		/* the write that carries it */
+	} c[BFS_CHUNK_BATCH_MAX];
+	struct bfs_dev_io io[BFS_CHUNK_BATCH_MAX];
+	u8	*own[2 * BFS_CHUNK_BATCH_MAX];	/* merge buffers, compressed copies */
+	unsigned nr, nr_io, nr_own;
+	bool	merged;		/* a chunk holds old data of the file (partial blocks) */
+};
+
+/*
+ * Writes below this size go through the page cache (struct bfs_dev_io's
+ * cached): waiting for the device once per small file or 4 KiB record
+ * costs more than the copy, and the flush writes them back together.
+ */
+#define WRITE_DIRECT_MIN	(64 * KiB)
+
+static void plan_io(struct write_plan *p, u64 dev_off, const void *buf, size_t len, u8 *own)
+{
+	p->io[p->nr_io++] = (struct bfs_dev_io){ .off = dev_off, .buf = (void *)buf, .len = len,
+						 .write = true,
+						 .cached = len < WRITE_DIRECT_MIN };
+	if (own)
+		p->own[p->nr_own++] = own;
+}
+
+static void plan_chunk(struct write_plan *p, const struct data_chunk *ch, u64 cs, u64 ce,
+		       u64 user)
+{
+	p->c[p->nr] = (struct plan_chunk){ .ch = *ch, .cs = cs, .ce = ce, .user = user,
+					   .io = p->nr_io - 1 };
+	p->nr++;
+}
+
+/*
+ * Up to @k whole uncompressed chunks of @cm bytes straight from the
+ * caller's buffer, consecutive in the open bucket: one device write; *nr =
+ * chunks planned.
+ */
+static int plan_direct(struct bfs_fs_data *d, struct write_plan *p, const u8 *src, u64 pos,
+		       u32 cm, u32 k, u32 *nr)
+{
+	u32 got, j;
+	struct data_chunk ch = {
+		.stored_bytes = cm,
+		.disk_bytes = cm,
+		.chunk_sectors = cm >> BFS_SECTOR_SHIFT,
+		.compression = BFS_COMPRESSION_NONE,
+	};
+	u64 dev_off;
+	int ret;
+
+	*nr = 0;
+	ret = bfs_data_space_get_multi(d, cm, k, &dev_off, &ch.bucket, &ch.gen, &got);
+	if (ret)
+		return ret;
+	plan_io(p, dev_off, src, (size_t)got * cm, NULL);
+	for (j = 0; j < got; j++) {
+		ch.dev_off = dev_off + (u64)j * cm;
+		ch.csum = bfs_csum(d->csum_type, src + (size_t)j * cm, cm);
+		plan_chunk(p, &ch, pos + (u64)j * cm, pos + (u64)(j + 1) * cm, cm);
+	}
+	*nr = got;
+	return 0;
+}
+
+/* a chunk of its own buffer (merged edges, zeros, compressed): placed, planned */
+static int plan_buffered(struct bfs_fs_data *d, struct write_plan *p, u8 *cbuf, u64 cs, u64 ce,
+			 u64 user)
+{
+	struct data_chunk ch;
+	const void *stored;
+	u8 *owned;
+	int ret;
+
+	ret = bfs_data_chunk_place(d, cbuf, (u32)(ce - cs), &ch, &stored, &owned);
+	if (ret)
+		return ret;
+	plan_io(p, ch.dev_off, stored, ch.disk_bytes, owned);
+	plan_chunk(p, &ch, cs, ce, user);
+	return 0;
+}
+
+/*
+ * Write the plan's chunks and queue the keys of those written, in file
+ * order up to the first failure (the later ones give their space up):
+ * what is queued is always a prefix of the caller's range.
+ */
+static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
+		       struct write_plan *p, size_t *done)
+{
+	bool unlock = u->unlock_fs && !u->nr && p->nr_io && !p->merged;
+	unsigned i;
+	int ret = 0;
+
+	/*
+	 * Nothing of the file was read into the chunks and nothing is queued:
+	 * the writes need no lock, only the keys do (queued below, against the
+	 * extents as they are then).
+	 */
+	if (unlock)
+		bfs_inode_unlock(u->unlock_fs, ino);
+	if (p->nr_io)
+		bfs_dev_submit(d->dev, p->io, p->nr_io);
+	if (unlock) {
+		bfs_inode_lock(u->unlock_fs, ino);
+		u->relocked = true;
+	}
+	for (i = 0; i < p->nr; i++) {
+		struct plan_chunk *c = &p->c[i];
+
+		if (!ret)
+			ret = p->io[c->io].ret;
+		if (ret) {
+			bfs_data_space_abort(d, c->ch.bucket);
+			continue;
+		}
+		/* on error queue_chunk() gives this chunk's space up itself */
+		ret = queue_chunk(d, u, ino, c->cs, c->ce, &c->ch);
+		if (!ret)
+			*done += c->user;
+	}
+	for (i = 0; i < p->nr_own; i++)
+		bfs_free(p->own[i]);
+	return ret;
+}
+
+/*
+ * The chunk buffer for a chunk that is not written from the caller's
+ * buffer: @cbuf for the first, a fresh one for each later one, since all of
+ * them are written together at the end.
+ */
+static u8 *plan_cbuf(struct bfs_fs_data *d, struct write_plan *p, u8 *cbuf, bool *used)
+{
+	u8 *b;
+
+	if (!*used) {
+		*used = true;
+		return cbuf;
+	}
+	b = bfs_aligned_alloc(4096, d->chunk_max);
+	if (b)
+		p->own[p->nr_own++] = b;
+	return b;
+}
+
 int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, const void *buf,
 		     size_t len, u64 off, u8 *cbuf, size_t *done)
 {
 	u64 bs = d->block_size, cm = d->chunk.target, pos = off, end = off + len;
-	unsigned n = 0, max = d->chunk.batch;
-	int ret = 0;
+	unsigned max = d->chunk.batch;
+	struct write_plan *p = bfs_malloc(sizeof(*p));
+	bool cbuf_used = false;
+	int ret = 0, cret;
 
+	*done = 0;
+	if (!p)
+		return -ENOMEM;
+	p->nr = p->nr_io = p->nr_own = 0;
+	p->merged = false;
 	if (bfs_data_space_low(d))
 		max = DATA_SMALL_TRANS / 2;
-	*done = 0;
-	while (pos < end && n < max) {
+	while (pos < end && p->nr < max) {
 		u64 cs = BFS_ROUND_DOWN(pos, bs);
 		u64 ce = bfs_chunk_end(&d->chunk, cs, end);
 		u64 us = pos, ue = BFS_MIN(end, ce);
-		struct data_chunk ch;
+		u8 *b;
 		int wret;
 
 		if (buf && d->compression == BFS_COMPRESSION_NONE && us == cs && ue == cs + cm) {
-			u32 k = (u32)BFS_MIN((end - pos) / cm, (u64)(max - n)), got;
+			u32 k = (u32)BFS_MIN((end - pos) / cm, (u64)(max - p->nr)), got;
 
 			do {
-				ret = write_direct(d, u, ino, (const u8 *)buf + (pos - off), pos,
-						   (u32)cm, k, &got);
-			} while (retry_after_gc(d, u, ino, n, &ret));
-			*done += (u64)got * cm;
+				ret = plan_direct(d, p, (const u8 *)buf + (pos - off), pos, (u32)cm,
+						  k, &got);
+			} while (retry_after_gc(d, u, ino, p->nr, &ret));
 			pos += (u64)got * cm;
-			n += got;
 			if (ret || !got)
 				break;
 			continue;
 		}
+		b = plan_cbuf(d, p, cbuf, &cbuf_used);
+		if (!b) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (us > cs || ue < ce)
+			p->merged = true;
 		if (us > cs) {
-			ret = bfs_data_read_range(d, ino, cbuf, bs, cs);
+			ret = bfs_data_read_range(d, ino, b, bs, cs);
 			if (ret)
 				break;
 		}
 		if (ue < ce && !(us > cs && ce - bs == cs)) {
-			ret = bfs_data_read_range(d, ino, cbuf + (ce - bs - cs), bs, ce - bs);
+			ret = bfs_data_read_range(d, ino, b + (ce - bs - cs), bs, ce - bs);
 			if (ret)
 				break;
 		}
 		if (buf)
-			memcpy(cbuf + (us - cs), (const u8 *)buf + (us - off), ue - us);
+			memcpy(b + (us - cs), (const u8 *)buf + (us - off), ue - us);
 		else
-			memset(cbuf + (us - cs), 0, ue - us);
+			memset(b + (us - cs), 0, ue - us);
 		do {
-			wret = ret = bfs_data_chunk_write(d, cbuf, (u32)(ce - cs), &ch);
-		} while (retry_after_gc(d, u, ino, n, &ret));
+			wret = ret = plan_buffered(d, p, b, cs, ce, ue - us);
+		} while (retry_after_gc(d, u, ino, p->nr, &ret));
 		if (ret || wret)
 			break;	/* wret alone: out of space, commit the queued chunks first */
-		ret = queue_chunk(d, u, ino, cs, ce, &ch);
-		if (ret)
-			break;
-		*done += ue - us;
 		pos = ue;
-		n++;
 	}
-	return ret;
+	cret = plan_commit(d, u, ino, p, done);
+	bfs_free(p);
+	return cret ? cret : ret;
 }
 
 /*
@@ -222,8 +348,19 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 		data_update_init(&u, t);
 		u.gc_unlocked = true;
 		u.gc_tries = gc_tries;
+		u.unlock_fs = fs;
 		qret = data_queue_write(d, &u, inode->ino, buf ? (const u8 *)buf + total : NULL,
 					len - total, off + total, cbuf, &done);
+		if (u.relocked) {
+			/* others may have changed the inode while its lock was down */
+			ret = bfs_inode_read(fs, inode->ino, inode);
+			if (ret) {
+				data_update_abort(d, &u);
+				done = 0;
+				qret = ret;
+			}
+			saved = *inode;
+		}
 		if (done) {
 			s64 now = bfs_fs_now();
 

@@ -145,6 +145,14 @@ static int dev_probe(struct bfs_dev *dev, const struct stat *st)
 	return 0;
 }
 
+/* BFS_BUFFERED_IO=1: every open without BFS_DEV_DIRECT goes through the page cache */
+static bool dev_env_buffered(void)
+{
+	const char *s = getenv("BFS_BUFFERED_IO");
+
+	return s && *s && strcmp(s, "0");
+}
+
 int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
 {
 	struct bfs_dev *dev;
@@ -163,6 +171,8 @@ int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
 		return -ENOMEM;
 	dev->blockdev = S_ISBLK(st.st_mode);
 	dev->readonly = flags & BFS_DEV_RDONLY;
+	if (!(flags & (BFS_DEV_DIRECT | BFS_DEV_BUFFERED)) && !dev_env_buffered())
+		flags |= BFS_DEV_DIRECT_TRY;
 	if (flags & BFS_DEV_DIRECT_TRY)
 		flags |= BFS_DEV_DIRECT;
 	dev->direct = flags & BFS_DEV_DIRECT;
@@ -280,7 +290,10 @@ u64 bfs_dev_size(const struct bfs_dev *dev) { return dev->size; }
 unsigned bfs_dev_sector_size(const struct bfs_dev *dev) { return dev->sector_size; }
 bool bfs_dev_is_blockdev(const struct bfs_dev *dev) { return dev->blockdev; }
 bool bfs_dev_is_readonly(const struct bfs_dev *dev) { return dev->readonly; }
-bool bfs_dev_is_direct(const struct bfs_dev *dev) { return dev->fd >= 0 && dev->direct; }
+bool bfs_dev_is_direct(const struct bfs_dev *dev)
+{
+	return dev->fd >= 0 && __atomic_load_n(&dev->direct, __ATOMIC_RELAXED);
+}
 const char *bfs_dev_path(const struct bfs_dev *dev) { return dev->path; }
 u8 *bfs_dev_mem(struct bfs_dev *dev) { return dev->mem; }
 
@@ -303,14 +316,14 @@ static int dev_check_direct(const struct bfs_dev *dev, u64 off, const void *buf,
 	u64 mask = dev->sector_size - 1;
 
 	/* with a buffered twin every request can be served (dev_xfer) */
-	if (!dev->direct || dev->fd_buf >= 0)
+	if (dev->fd_buf >= 0 || !__atomic_load_n(&dev->direct, __ATOMIC_RELAXED))
 		return 0;
 	if ((off & mask) || (len & mask) || ((uintptr_t)buf & mask))
 		return -EINVAL;
 	return 0;
 }
 
-static int dev_check_io(const struct bfs_dev *dev, u64 off, const void *buf, size_t len)
+int bfs_dev_check_io(const struct bfs_dev *dev, u64 off, const void *buf, size_t len)
 {
 	int ret = dev_check_range(dev, off, len);
 
@@ -327,7 +340,7 @@ void bfs_dev_fail_writes_after(struct bfs_dev *dev, u64 nr_writes)
 }
 
 /* called once per write or discard: -EIO once the budget is used up */
-static int dev_inject_write(struct bfs_dev *dev)
+int bfs_dev_inject_write(struct bfs_dev *dev)
 {
 	u64 limit = __atomic_load_n(&dev->fail_after, __ATOMIC_ACQUIRE);
 
@@ -390,33 +403,51 @@ int bfs_os_pwrite_all(int fd, u64 off, const void *buf, size_t len)
 }
 
 /* bounce buffers are allocated per request, at most this big */
-#define DEV_BOUNCE_MAX	(1024 * KiB)
+#define DEV_BOUNCE_MAX	(2 * MiB)
 
-/*
- * One read or write on a file or block device.  In BFS_DEV_DIRECT_TRY mode
- * an unaligned offset or length goes to the buffered descriptor (the kernel
- * keeps the page cache coherent with direct I/O on the same file: a direct
- * read writes back dirty cached pages of its range first, a direct write
- * drops them), and an unaligned buffer is bounced through aligned memory so
- * that the request itself still bypasses the page cache.
- */
-static int dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write)
+int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
+		    bool *bounce)
 {
 	u64 mask = dev->sector_size - 1;
-	size_t chunk;
-	u8 *bounce, *p = buf;
+
+	*bounce = false;
+	if (dev->fd_buf < 0 || !__atomic_load_n(&dev->direct, __ATOMIC_RELAXED))
+		return dev->fd;
+	if (!data || ((off | len) & mask))
+		return dev->fd_buf;
+	*bounce = (uintptr_t)buf & mask;
+	return dev->fd;
+}
+
+bool bfs_dev_direct_refused(struct bfs_dev *dev, int fd, int ret)
+{
+	int fl;
+
+	if (ret != -EINVAL || fd != dev->fd || dev->fd_buf < 0 ||
+	    !__atomic_load_n(&dev->direct, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&dev->direct_ok, __ATOMIC_RELAXED))
+		return false;
+	fl = fcntl(dev->fd, F_GETFL);
+	if (fl < 0 || fcntl(dev->fd, F_SETFL, fl & ~O_DIRECT) < 0)
+		return false;
+	__atomic_store_n(&dev->direct, false, __ATOMIC_RELAXED);
+	bfs_info("%s: direct I/O refused, using the page cache", dev->path);
+	return true;
+}
+
+void bfs_dev_direct_worked(struct bfs_dev *dev, int fd)
+{
+	if (fd == dev->fd && !__atomic_load_n(&dev->direct_ok, __ATOMIC_RELAXED) &&
+	    __atomic_load_n(&dev->direct, __ATOMIC_RELAXED))
+		__atomic_store_n(&dev->direct_ok, true, __ATOMIC_RELAXED);
+}
+
+static int dev_bounce_xfer(struct bfs_dev *dev, u64 off, u8 *p, size_t len, bool write)
+{
+	size_t chunk = BFS_MIN(len, (size_t)DEV_BOUNCE_MAX);
+	u8 *bounce = bfs_aligned_alloc(BFS_MAX(dev->sector_size, 4096U), chunk);
 	int ret = 0;
 
-	if (dev->fd_buf < 0 || !((uintptr_t)buf & mask)) {
-		int fd = dev->fd_buf >= 0 && ((off | len) & mask) ? dev->fd_buf : dev->fd;
-
-		return write ? bfs_os_pwrite_all(fd, off, buf, len) : bfs_os_pread_all(fd, off, buf, len);
-	}
-	if ((off | len) & mask)
-		return write ? bfs_os_pwrite_all(dev->fd_buf, off, buf, len) :
-			       bfs_os_pread_all(dev->fd_buf, off, buf, len);
-	chunk = BFS_MIN(len, (size_t)DEV_BOUNCE_MAX);
-	bounce = bfs_aligned_alloc(BFS_MAX(dev->sector_size, 4096U), chunk);
 	if (!bounce)
 		return -ENOMEM;
 	while (len && !ret) {
@@ -438,24 +469,55 @@ static int dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool wr
 	return ret;
 }
 
-int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+/*
+ * One read or write on a file or block device.  In BFS_DEV_DIRECT_TRY mode
+ * an unaligned offset or length goes to the buffered descriptor (the kernel
+ * keeps the page cache coherent with direct I/O on the same file: a direct
+ * read writes back dirty cached pages of its range first, a direct write
+ * drops them), and an unaligned buffer is bounced through aligned memory so
+ * that the request itself still bypasses the page cache.
+ */
+int bfs_dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write, bool data)
 {
-	int ret = dev_check_io(dev, off, buf, len);
+	bool bounce;
+	int fd, ret;
+
+	do {
+		fd = bfs_dev_pick_fd(dev, off, buf, len, data, &bounce);
+		if (bounce)
+			ret = dev_bounce_xfer(dev, off, buf, len, write);
+		else
+			ret = write ? bfs_os_pwrite_all(fd, off, buf, len) :
+				      bfs_os_pread_all(fd, off, buf, len);
+	} while (bfs_dev_direct_refused(dev, fd, ret));
+	if (!ret)
+		bfs_dev_direct_worked(dev, fd);
+	return ret;
+}
+
+int bfs_dev_do_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data)
+{
+	int ret = bfs_dev_check_io(dev, off, buf, len);
 
 	if (ret || !len)
 		return ret;
 	if (dev->nr_held)
 		return bfs_dev_held_io(dev, off, buf, len, false, false);
-	return bfs_dev_raw_read(dev, off, buf, len);
+	return bfs_dev_raw_read(dev, off, buf, len, data);
 }
 
-int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len)
+{
+	return bfs_dev_do_read(dev, off, buf, len, false);
+}
+
+int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data)
 {
 	if (dev->mem) {
 		memcpy(buf, dev->mem + off, len);
 		return 0;
 	}
-	return dev_xfer(dev, off, buf, len, false);
+	return bfs_dev_xfer(dev, off, buf, len, false, data);
 }
 
 u64 bfs_dev_data_from(struct bfs_dev *dev, u64 off)
@@ -481,23 +543,25 @@ static int dev_fdatasync(struct bfs_dev *dev)
 	return 0;
 }
 
-static int dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua)
+int bfs_dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		     bool data)
 {
 	int ret;
 
 	if (dev->readonly)
 		return -EROFS;
-	ret = dev_check_io(dev, off, buf, len);
+	ret = bfs_dev_check_io(dev, off, buf, len);
 	if (ret || !len)
 		return ret;
 	if (dev->nr_held)
 		return bfs_dev_held_io(dev, off, (void *)buf, len, true, fua);
-	return bfs_dev_raw_write(dev, off, buf, len, fua);
+	return bfs_dev_raw_write(dev, off, buf, len, fua, data);
 }
 
-int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua)
+int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		      bool data)
 {
-	int ret = dev_inject_write(dev);
+	int ret = bfs_dev_inject_write(dev);
 
 	if (ret)
 		return ret;
@@ -505,7 +569,7 @@ int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len,
 	if (dev->mem) {
 		memcpy(dev->mem + off, buf, len);
 	} else {
-		ret = dev_xfer(dev, off, (void *)buf, len, true);
+		ret = bfs_dev_xfer(dev, off, (void *)buf, len, true, data);
 		if (!ret && fua && !dev->nobarrier)
 			ret = dev_fdatasync(dev);
 		if (ret)
@@ -518,12 +582,12 @@ int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len,
 
 int bfs_dev_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len)
 {
-	return dev_do_write(dev, off, buf, len, false);
+	return bfs_dev_do_write(dev, off, buf, len, false, false);
 }
 
 int bfs_dev_write_fua(struct bfs_dev *dev, u64 off, const void *buf, size_t len)
 {
-	return dev_do_write(dev, off, buf, len, true);
+	return bfs_dev_do_write(dev, off, buf, len, true, false);
 }
 
 int bfs_dev_flush(struct bfs_dev *dev)
@@ -577,7 +641,7 @@ int bfs_dev_discard(struct bfs_dev *dev, u64 off, u64 len)
 	ret = dev_check_range(dev, off, len);
 	if (ret || !len)
 		return ret;
-	ret = dev_inject_write(dev);
+	ret = bfs_dev_inject_write(dev);
 	if (ret)
 		return ret;
 

@@ -40,7 +40,7 @@ int bfs_dev_hold(struct bfs_dev *dev, u64 off, u64 len)
 	h->copy = bfs_malloc((size_t)len);
 	if (!h->copy)
 		return -ENOMEM;
-	ret = bfs_dev_raw_read(dev, off, h->copy, (size_t)len);
+	ret = bfs_dev_raw_read(dev, off, h->copy, (size_t)len, false);
 	if (ret) {
 		bfs_free(h->copy);
 		return ret;
@@ -102,8 +102,8 @@ int bfs_dev_held_io(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool wr
 				memcpy(p, h->copy + (off - h->off), n);
 		} else {
 			n = (size_t)BFS_MIN((u64)len, gap);
-			ret = write ? bfs_dev_raw_write(dev, off, p, n, fua)
-				    : bfs_dev_raw_read(dev, off, p, n);
+			ret = write ? bfs_dev_raw_write(dev, off, p, n, fua, false)
+				    : bfs_dev_raw_read(dev, off, p, n, false);
 		}
 		p += n;
 		off += n;

@@ -19,6 +19,7 @@ struct bfs_dev {
 	bool		blockdev;
 	bool		readonly;
 	bool		direct;
+	bool		direct_ok;	/* a direct transfer succeeded: EINVAL is the caller's */
 	bool		nobarrier;	/* bfs_dev_set_barriers(false) */
 	/*
 	 * BFS_DEV_DIRECT_TRY with O_DIRECT on: fd is direct, fd_buf a buffered
@@ -45,9 +46,46 @@ struct bfs_dev {
 	unsigned	nr_held;
 };
 
+/*
+ * @data, in the functions below: file data (bfs_dev_submit()), which goes
+ * around the page cache in BFS_DEV_DIRECT_TRY mode; everything else goes
+ * through the buffered twin there, so that metadata written one block at a
+ * time is not one device round trip per block (see doc/io.md)
+ */
+/* dev.c: bfs_dev_read() and bfs_dev_write()/_fua() */
+int bfs_dev_do_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data);
+int bfs_dev_do_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		     bool data);
 /* dev.c: I/O of a checked range, past the held ranges */
-int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len);
-int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua);
+int bfs_dev_raw_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool data);
+int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool fua,
+		      bool data);
+
+/* dev.c: argument checks of a read or write (range; alignment in strict direct mode) */
+int bfs_dev_check_io(const struct bfs_dev *dev, u64 off, const void *buf, size_t len);
+/* dev.c: failure injection, once per write or discard: -EIO once the budget is used up */
+int bfs_dev_inject_write(struct bfs_dev *dev);
+/*
+ * dev.c: the descriptor that serves [off, off + len) from @buf, and whether
+ * @buf must go through an aligned bounce buffer (BFS_DEV_DIRECT_TRY)
+ */
+int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
+		    bool *bounce);
+/*
+ * dev.c: after a transfer on @fd failed with @ret: was that the first
+ * direct transfer refused with EINVAL (a filesystem that takes O_DIRECT at
+ * open and not in I/O)?  Then the device has gone buffered: redo it.
+ */
+bool bfs_dev_direct_refused(struct bfs_dev *dev, int fd, int ret);
+/* dev.c: a transfer on @fd succeeded: from now on EINVAL is not O_DIRECT's */
+void bfs_dev_direct_worked(struct bfs_dev *dev, int fd);
+
+/*
+ * dev.c: one synchronous transfer on a file or block device (no checks, no
+ * failure injection, no recording), falling back to buffered I/O if the
+ * first direct transfer is refused
+ */
+int bfs_dev_xfer(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write, bool data);
 
 /* dev_hold.c: I/O of a device with held ranges, split at their edges */
 int bfs_dev_held_io(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool write, bool fua);
@@ -56,6 +94,27 @@ void bfs_dev_held_release(struct bfs_dev *dev);
 /* dev.c: pread/pwrite the whole range, retrying EINTR and short transfers */
 int bfs_os_pread_all(int fd, u64 off, void *buf, size_t len);
 int bfs_os_pwrite_all(int fd, u64 off, const void *buf, size_t len);
+
+/* one transfer for uring.c: all of [off, off + len) between fd and buf */
+struct bfs_os_xfer {
+	int		fd;
+	bool		write;
+	u64		off;
+	void		*buf;
+	size_t		len;
+	size_t		done;	/* bytes transferred so far */
+	int		ret;	/* 0 or a negative errno, once complete */
+};
+
+/*
+ * uring.c: run the @nr transfers concurrently and wait for all of them;
+ * each one's result is in its ret, and @order (if not NULL, @nr entries)
+ * receives their indices in the order they completed.  -ENOSYS: io_uring is
+ * not available (nothing was done); another negative errno: the ring failed
+ * (the transfers may have been done in part: redo them synchronously).
+ */
+int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order);
+bool bfs_os_uring_available(void);
 
 /* iolog.c: append a record of a completed operation (no-op if not recording) */
 void bfs_iolog_rec_io(struct bfs_dev *dev, enum bfs_iolog_type type,

@@ -74,10 +74,14 @@ for t in d["targets"]:
         assert d["notes"][t].startswith("skipped"), (t, d["notes"][t])
         continue
     res = d["results"][t]
-    for w in sys.argv[2:]:
+    # bench fs has no seqwrite; fio on the bare device runs no file workloads
+    ws = sys.argv[2:] + ([] if t == "bfs-lib" else ["seqwrite"])
+    if t == "raw":
+        ws = ["seqwrite", "randwrite", "randread"]
+    for w in ws:
         assert w in res and "error" not in res[w], (t, w, res.get(w))
         assert res[w]["bytes_per_sec"] > 0 and res[w]["ops_per_sec"] > 0, (t, w, res[w])
-assert "bfs" in d["results"] and "ext4" in d["results"], d["notes"]
+assert "bfs" in d["results"] and "ext4" in d["results"] and "raw" in d["results"], d["notes"]
 EOF
 ! grep -q "$PWD/peers" /proc/mounts || fail "fs-vs-peers left a mount behind"
 [ -z "$(losetup -j "$PWD/peers/ext4.img" 2>/dev/null)" ] || fail "loop device left behind"

@@ -36,6 +36,7 @@
 #include <bfs/os.h>
 #include <bfs/super.h>
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -403,11 +404,10 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 	return false;
 }
 
-START_TEST(test_crash_fs)
+/* run the workload on @dev (made here) and check every crash state of its log */
+static void crash_fs_run(struct bfs_dev *dev, u64 dev_bytes, u32 nr_ops, const char *what)
 {
-	u32 nr_ops = (u32)crash_env_u64("BFS_CRASH_FS_OPS", 1000);
-	u64 dev_bytes = 64 * MiB;
-	struct workload w = { .rng = crash_env_u64("BFS_CRASH_SEED", 1) };
+	struct workload w = { .rng = crash_env_u64("BFS_CRASH_SEED", 1), .dev = dev };
 	struct bfs_format_opts fo = {
 		.data_chunk = (u32)crash_env_u64("BFS_CRASH_DATA_CHUNK", 16 * KiB),
 	};
@@ -416,7 +416,6 @@ START_TEST(test_crash_fs)
 	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-fs-log");
 	struct bfs_dev *base;
 
-	ck_assert_int_eq(bfs_dev_open_mem(dev_bytes, &w.dev), 0);
 	ck_assert_int_eq(bfs_sb_layout(&fo, dev_bytes, 512, sb, err), 0);
 	ck_assert_int_eq(bfs_mkfs(w.dev, sb), 0);
 	make_dirs(&w);
@@ -426,16 +425,49 @@ START_TEST(test_crash_fs)
 	ck_assert_int_eq(bfs_dev_record_stop(w.dev), 0);
 
 	crash_build_states(logpath, base, w.rng ^ 0x7777, check_cb, &w, &res);
-	printf("crash-fs: %u operations, %u fsyncs, %zu log entries; %u crash states checked "
-	       "(%u flush points, %u random), %u failed\n", w.nr_ops, w.fsyncs, res.log_entries,
-	       res.states, res.flush_states, res.random_states, res.failures);
+	printf("crash-fs (%s): %u operations, %u fsyncs, %zu log entries; %u crash states checked "
+	       "(%u flush points, %u random), %u failed\n", what, w.nr_ops, w.fsyncs,
+	       res.log_entries, res.states, res.flush_states, res.random_states, res.failures);
 	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
 	unlink(logpath);
 	free(logpath);
 	bfs_free(w.hash);
 	bfs_free(sb);
 	bfs_dev_close(base);
-	bfs_dev_close(w.dev);
+}
+
+START_TEST(test_crash_fs)
+{
+	u64 dev_bytes = 64 * MiB;
+	struct bfs_dev *dev;
+
+	ck_assert_int_eq(bfs_dev_open_mem(dev_bytes, &dev), 0);
+	crash_fs_run(dev, dev_bytes, (u32)crash_env_u64("BFS_CRASH_FS_OPS", 1000), "memory");
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/*
+ * The same on an image file opened as a mount opens it: O_DIRECT where the
+ * test filesystem takes it, the data path's batches through io_uring, so
+ * the log holds the writes of a batch in the order they completed.
+ */
+START_TEST(test_crash_fs_file)
+{
+	u64 dev_bytes = 64 * MiB;
+	char *path = bfs_unit_tmpfile("crash-fs-img");
+	struct bfs_dev *dev;
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)dev_bytes), 0);
+	close(fd);
+	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_EXCL, &dev), 0);
+	crash_fs_run(dev, dev_bytes, (u32)crash_env_u64("BFS_CRASH_FS_FILE_OPS", 300),
+		     bfs_dev_is_direct(dev) ? "image file, direct" : "image file, buffered");
+	bfs_dev_close(dev);
+	unlink(path);
+	free(path);
 }
 END_TEST
 
@@ -556,6 +588,7 @@ static Suite *crash_fs_suite(void)
 
 	tcase_set_timeout(tc, 1800);
 	tcase_add_test(tc, test_crash_fs);
+	tcase_add_test(tc, test_crash_fs_file);
 	tcase_add_test(tc, test_crash_acl_chmod);
 	suite_add_tcase(s, tc);
 	return s;
