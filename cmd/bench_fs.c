@@ -21,6 +21,14 @@
  *               user.meta xattr, plus a 4 KiB record appended to a log file
  *               per object and an fsync of the log every K records; sync.
  *
+ * Two more run only when asked for (--workload), for the commit path:
+ *   createsync  J threads, each creating empty files in its own directory
+ *               with an fsync after every create (mail spools, package
+ *               managers): how well concurrent fsyncs share journal writes.
+ *   creates     J threads creating empty files in their own directories,
+ *               one sync at the end: whether writers to different leaves
+ *               scale over one.
+ *
  * Sizes, offsets and the tree are a function of the seed alone, and
  * bench/fs_tree_gen.py builds exactly the same tree and objects on a mounted
  * filesystem, so bench/fs-vs-peers compares like with like.
@@ -50,10 +58,14 @@
 
 /* ---- workloads and their full sizes (divided by --size-scale) ---- */
 
-enum fs_workload { W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS, W_NR };
+enum fs_workload {
+	W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS,
+	W_DEFAULT_NR,				/* the ones after run only when named */
+	W_CREATESYNC = W_DEFAULT_NR, W_CREATES, W_NR
+};
 
 static const char *const w_names[W_NR] = {
-	"append", "randwrite", "randread", "smallfiles", "objects",
+	"append", "randwrite", "randread", "smallfiles", "objects", "createsync", "creates",
 };
 
 #define FULL_APPEND_BYTES	(2 * GiB)	/* over all jobs */
@@ -61,6 +73,8 @@ static const char *const w_names[W_NR] = {
 #define FULL_RAND_OPS		262144		/* each of randwrite, randread */
 #define FULL_SMALL_FILES	20000
 #define FULL_OBJECTS		256
+#define FULL_CREATESYNC		8192		/* files over all threads */
+#define FULL_CREATES		200000
 
 #define IO_SIZE			4096
 #define APPEND_MAX		(256 * 1024)
@@ -180,6 +194,11 @@ static u64 objects(const struct fs_bench *b)
 }
 
 /* ---- helpers over the filesystem API ---- */
+
+static u64 create_files(const struct fs_bench *b, bool sync)
+{
+	return scaled(b, sync ? FULL_CREATESYNC : FULL_CREATES, b->jobs);
+}
 
 static int create_in(struct bfs_fs *fs, u64 dir, const char *name, bool is_dir, u64 *ino)
 {
@@ -488,6 +507,72 @@ static int run_objects(struct fs_bench *b, struct result *r)
 	return ret;
 }
 
+/* ---- createsync, creates ---- */
+
+static void *create_job(void *arg, bool sync)
+{
+	struct job *j = arg;
+	struct fs_bench *b = j->b;
+	char name[32];
+	u64 i, ino;
+	int ret = 0;
+
+	for (i = 0; i < j->ops && !ret; i++) {
+		snprintf(name, sizeof(name), "f%07" PRIu64, i);
+		ret = create_in(b->fs, j->ino, name, false, &ino);
+		if (!ret && sync) {
+			ret = bfs_fs_fsync(b->fs, ino, false);
+			j->fsyncs++;
+		}
+	}
+	j->ops = i;
+	j->ret = ret;
+	return NULL;
+}
+
+static void *createsync_job(void *arg)
+{
+	return create_job(arg, true);
+}
+
+static void *creates_job(void *arg)
+{
+	return create_job(arg, false);
+}
+
+/* one directory per thread, made before the clock starts */
+static int run_create(struct fs_bench *b, struct result *r, bool sync)
+{
+	struct job *jobs = calloc(b->jobs, sizeof(*jobs));
+	u64 top, nr = create_files(b, sync), t0;
+	char name[32];
+	unsigned i;
+	int ret = jobs ? 0 : -ENOMEM;
+
+	if (!ret)
+		ret = create_in(b->fs, BFS_ROOT_INO, w_names[sync ? W_CREATESYNC : W_CREATES],
+				true, &top);
+	for (i = 0; i < b->jobs && !ret; i++) {
+		snprintf(name, sizeof(name), "t%u", i);
+		jobs[i] = (struct job){ .b = b, .idx = i,
+			.ops = nr * (i + 1) / b->jobs - nr * i / b->jobs };
+		ret = create_in(b->fs, top, name, true, &jobs[i].ino);
+	}
+	if (!ret)
+		ret = bfs_fs_sync(b->fs);
+	t0 = bfs_monotonic_ns();
+	if (!ret)
+		ret = run_jobs(jobs, b->jobs, sync ? createsync_job : creates_job);
+	if (!ret && !sync)
+		ret = bfs_fs_sync(b->fs);
+	r->ns = bfs_monotonic_ns() - t0;
+	if (jobs)
+		sum_jobs(r, jobs, b->jobs);
+	r->fsyncs += !sync;
+	free(jobs);
+	return ret;
+}
+
 /* ---- the image ---- */
 
 static u64 image_size(const struct fs_bench *b)
@@ -568,6 +653,10 @@ static int run_one(struct fs_bench *b, enum fs_workload w, struct result *r)
 		return run_rand(b, r, false);
 	case W_SMALLFILES:
 		return run_smallfiles(b, r);
+	case W_CREATESYNC:
+		return run_create(b, r, true);
+	case W_CREATES:
+		return run_create(b, r, false);
 	default:
 		return run_objects(b, r);
 	}
@@ -721,7 +810,8 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c, bool 
 		*picked = true;
 		if (parse_workloads(b, optarg))
 			return bfs_cmd_usage_error(cmd, "invalid workload list '%s' (append, "
-						   "randwrite, randread, smallfiles, objects)",
+						   "randwrite, randread, smallfiles, objects, "
+						   "createsync, creates)",
 						   optarg);
 		return 0;
 	case OPT_JOBS:
@@ -770,7 +860,7 @@ static int parse_args(const struct bfs_cmd *cmd, struct fs_bench *b, int argc, c
 	}
 	if (optind != argc)
 		return bfs_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	for (w = 0; w < W_NR && !picked; w++)
+	for (w = 0; w < W_DEFAULT_NR && !picked; w++)
 		b->want[w] = true;
 	return 0;
 }

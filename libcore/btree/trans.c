@@ -247,7 +247,8 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 			c->last_jseq = seq;
 		} else
 			seq = ++c->nojournal_seq;
-		c->journal_bytes += jb.used * 8;
+		/* the checkpoint thread takes its share off when it is done */
+		__atomic_fetch_add(&c->journal_bytes, jb.used * 8, __ATOMIC_RELAXED);
 	}
 	bfs_committing = NULL;
 	if (ret && applied)

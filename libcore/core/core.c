@@ -316,6 +316,7 @@ static void core_free(struct bfs_core *c)
 	unsigned id;
 
 	bfs_readahead_stop(c);
+	bfs_ckpt_thread_stop(c);
 	if (c->j)
 		bfs_journal_close(c->j);
 	for (id = 0; id < BFS_BTREE_NR; id++) {
@@ -329,6 +330,8 @@ static void core_free(struct bfs_core *c)
 	bfs_sb_handle_release(&c->sbh);
 	bfs_mutex_destroy(&c->commit_lock);
 	bfs_mutex_destroy(&c->roots_lock);
+	bfs_cond_destroy(&c->ck_wait);
+	bfs_mutex_destroy(&c->ck_lock);
 	bfs_free(c);
 }
 
@@ -351,6 +354,8 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 	c->opts = opts ? *opts : defaults;
 	bfs_mutex_init(&c->commit_lock);
 	bfs_mutex_init(&c->roots_lock);
+	bfs_mutex_init(&c->ck_lock);
+	bfs_cond_init(&c->ck_wait);
 	for (id = 0; id < BFS_BTREE_NR; id++)
 		bfs_rwlock_init(&c->trees[id].root_lock);
 
@@ -459,6 +464,9 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 			ret = bfs_core_write_clean(c, false);
 		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
 			ret = bfs_journal_reset(c->j);
+		/* checkpoints the commits ask for are written by their own thread */
+		if (!ret && c->j)
+			ret = bfs_ckpt_thread_start(c);
 		if (ret)
 			goto err;
 	}
