@@ -24,7 +24,9 @@ static void *ckpt_thread(void *arg)
 		}
 		c->ck_job = NULL;
 		bfs_mutex_unlock(&c->ck_lock);
-		(void)bfs_ckpt_write(c, s);	/* a failure makes the core fatal */
+		/* a failure makes the core fatal */
+		if (!bfs_ckpt_write(c, s))
+			STAT_INC(c, checkpoints_background);
 		bfs_free(s);
 		bfs_mutex_lock(&c->ck_lock);
 		c->ck_busy = false;
