@@ -133,6 +133,16 @@ void bfs_journal_replay_range(struct bfs_journal *j, u64 *first, u64 *last);
  * the reclaim hook makes room.
  */
 int  bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *seq_out);
+/*
+ * A thread that writes the open entry when appends fill it, so an append
+ * (often made under the caller's own commit lock) waits for a buffer swap
+ * instead of a device flush and a write.  Flushes (bfs_journal_flush_seq)
+ * are still written by the first caller that needs one, which others then
+ * share.  Started by the btree core on a writable open; stopped by
+ * bfs_journal_close() at the latest.
+ */
+int  bfs_journal_start_flusher(struct bfs_journal *j);
+void bfs_journal_stop_flusher(struct bfs_journal *j);
 /* largest @u64s a single bfs_journal_add() accepts */
 u32  bfs_journal_max_add_u64s(struct bfs_journal *j);
 

@@ -427,8 +427,14 @@ int bfs_core_check_writable(struct bfs_core *c);
 void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what);
 /* reserve slots for a commit of @nr_updates; -ENOSPC */
 int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes);
-/* checkpoint now if the journal or the dirty cache is filling up */
+/*
+ * commit_lock held: if the journal or the dirty cache is filling up, take a
+ * snapshot for the checkpoint thread, or wait for the one it is writing
+ * when that is falling behind
+ */
 int bfs_core_maybe_checkpoint(struct bfs_core *c);
+/* would bfs_core_maybe_checkpoint() do anything?  (no lock needed) */
+bool bfs_core_checkpoint_due(struct bfs_core *c);
 /* record the roots in the clean section and write the superblock */
 int bfs_core_write_clean(struct bfs_core *c, bool set_clean);
 /* journal hooks (checkpoint.c) */

@@ -270,6 +270,11 @@ static int ckpt_need(struct bfs_core *c)
 	return need;
 }
 
+bool bfs_core_checkpoint_due(struct bfs_core *c)
+{
+	return !c->read_only && ckpt_need(c) > 0;
+}
+
 int bfs_core_maybe_checkpoint(struct bfs_core *c)
 {
 	struct ckpt_snap *s;

@@ -464,9 +464,9 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 			ret = bfs_core_write_clean(c, false);
 		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
 			ret = bfs_journal_reset(c->j);
-		/* checkpoints the commits ask for are written by their own thread */
+		/* full journal entries and the checkpoints commits ask for: own threads */
 		if (!ret && c->j)
-			ret = bfs_ckpt_thread_start(c);
+			ret = bfs_journal_start_flusher(c->j) ?: bfs_ckpt_thread_start(c);
 		if (ret)
 			goto err;
 	}
@@ -486,9 +486,12 @@ int bfs_core_flush(struct bfs_core *c)
 		return ret == -EROFS && c->read_only && !core_fatal(c) ? 0 : ret;
 	if (!c->j)
 		return bfs_core_checkpoint(c);
-	bfs_mutex_lock(&c->commit_lock);
-	ret = bfs_core_maybe_checkpoint(c);
-	bfs_mutex_unlock(&c->commit_lock);
+	/* fsync: commit_lock only when a checkpoint is due (it snapshots, the thread writes) */
+	if (bfs_core_checkpoint_due(c)) {
+		bfs_mutex_lock(&c->commit_lock);
+		ret = bfs_core_maybe_checkpoint(c);
+		bfs_mutex_unlock(&c->commit_lock);
+	}
 	return ret ?: bfs_journal_flush(c->j);
 }
 

@@ -107,6 +107,7 @@ void bfs_journal_close(struct bfs_journal *j)
 {
 	if (!j)
 		return;
+	bfs_journal_stop_flusher(j);
 	bfs_cond_destroy(&j->wait);
 	bfs_mutex_destroy(&j->lock);
 	bfs_free(j->buf[0].jset);
@@ -384,11 +385,84 @@ int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *s
 				*seq_out = j->cur_seq;
 			break;
 		}
-		/* the open entry is full: write it out, or wait for whoever is writing */
-		ret = j->writing ? journal_wait_writer(j) : journal_write_locked(j);
+		/*
+		 * The open entry is full: the flusher writes it (the caller may
+		 * hold locks every committer needs: it waits only for the buffer
+		 * swap, not for the I/O), else write it here; with a write in
+		 * flight, wait for it.
+		 */
+		if (j->writing) {
+			ret = journal_wait_writer(j);
+		} else if (j->flusher_on && journal_writer != j) {
+			u64 gen = j->flusher_writes;
+
+			j->flush_wanted = true;
+			bfs_cond_broadcast(&j->wait);
+			while (j->flusher_writes == gen && j->flusher_on && !j->err)
+				bfs_cond_wait(&j->wait, &j->lock);
+			if (j->flusher_writes != gen)
+				ret = j->flusher_ret;
+		} else {
+			ret = journal_write_locked(j);
+		}
 	}
 	bfs_mutex_unlock(&j->lock);
 	return ret;
+}
+
+/* ---- the flusher ---- */
+
+static void *flusher_fn(void *arg)
+{
+	struct bfs_journal *j = arg;
+
+	bfs_mutex_lock(&j->lock);
+	while (!j->flusher_stop) {
+		if (j->flush_wanted && !j->writing) {
+			j->flush_wanted = false;
+			/* a write error also stays in j->err for every later caller */
+			j->flusher_ret = !j->err && j->buf[j->cur].u64s ? journal_write_locked(j) : 0;
+			j->flusher_writes++;
+			bfs_cond_broadcast(&j->wait);
+			continue;
+		}
+		bfs_cond_wait(&j->wait, &j->lock);
+	}
+	bfs_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+int bfs_journal_start_flusher(struct bfs_journal *j)
+{
+	int ret;
+
+	bfs_mutex_lock(&j->lock);
+	if (j->flusher_on) {
+		bfs_mutex_unlock(&j->lock);
+		return 0;
+	}
+	j->flusher_stop = false;
+	ret = bfs_thread_create(&j->flusher, flusher_fn, j);
+	j->flusher_on = !ret;
+	bfs_mutex_unlock(&j->lock);
+	return ret;
+}
+
+void bfs_journal_stop_flusher(struct bfs_journal *j)
+{
+	bfs_mutex_lock(&j->lock);
+	if (!j->flusher_on) {
+		bfs_mutex_unlock(&j->lock);
+		return;
+	}
+	j->flusher_stop = true;
+	bfs_cond_broadcast(&j->wait);
+	bfs_mutex_unlock(&j->lock);
+	bfs_thread_join(j->flusher);
+	bfs_mutex_lock(&j->lock);
+	j->flusher_on = false;
+	bfs_cond_broadcast(&j->wait);
+	bfs_mutex_unlock(&j->lock);
 }
 
 /* ---- flushes ---- */
