@@ -17,10 +17,12 @@ int bfs_bench_fs(const struct bfs_cmd *cmd, int argc, char **argv);
 	"                    append (direct-I/O appends), randwrite and randread\n" \
 	"                    (4 KiB, QD64 equivalent), smallfiles (kernel-like tree,\n" \
 	"                    then sync), objects (4 MiB + xattr, fsync'd log); in\n" \
-	"                    MB/s, IOPS and ns/op.  Options:\n" \
+	"                    MB/s, IOPS and ns/op; createsync (a file and its fsync\n" \
+	"                    per op, J threads) and creates (J threads, one sync)\n" \
+	"                    only when named.  Options:\n" \
 	"      --size-scale=N      divide every size by N (default 1: full size)\n" \
-	"      --workload=NAME     run only these (comma-separated; default all)\n" \
-	"      --jobs=J            append jobs (default 8)\n" \
+	"      --workload=NAME     comma-separated subset (default: the first five)\n" \
+	"      --jobs=J            append jobs, createsync/creates threads (default 8)\n" \
 	"      --threads=T         threads issuing random I/O (default 16)\n" \
 	"      --fsync-every=K     objects: fsync the log every K appends (default 8)\n" \
 	"      --seed=S            seed of sizes, offsets and the tree (default 42)\n" \

@@ -45,7 +45,7 @@ static const struct {
 	{ "mount-helper", "-o",		   MOUNT_WORDS, true },
 	{ "bench",	  NULL,		   "btree fs", false },
 	{ "bench",	  "--image",	   WORDS_FILES, false },
-	{ "bench",	  "--workload",	   "append randwrite randread smallfiles objects", true },
+	{ "bench",	  "--workload",	   "append randwrite randread smallfiles objects createsync creates", true },
 };
 
 static void print_words(const char *words)
