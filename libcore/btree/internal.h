@@ -4,9 +4,10 @@
  * libcore/core/.
  *
  * Locking (see doc/format/btree.md, "Concurrency"):
- *  - c->commit_lock serialises every writer: commits, checkpoints, replay.
- *    The single writer may read any node without taking its lock, because
- *    nobody else changes nodes.
+ *  - c->commit_lock serialises every writer: commits, checkpoint snapshots,
+ *    replay.  The single writer may read any node without taking its lock,
+ *    because nobody else changes nodes.  Checkpoint writes need neither it
+ *    nor node locks: they write bsets the snapshot sealed (doc/commit.md).
  *  - node->lock: readers take it shared; the writer takes it exclusive only
  *    while changing that node, so readers never wait for writers working on
  *    other nodes.  Readers descend with lock coupling (child locked before

@@ -565,7 +565,13 @@ struct bfs_dev *bfs_core_dev(struct bfs_core *c) { return c->dev; }
 
 void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s)
 {
-	*s = c->stats;
+	const u64 *from = (const u64 *)&c->stats;
+	u64 *to = (u64 *)s;
+	size_t i;
+
+	/* counters other threads bump (STAT_INC) as this reads them */
+	for (i = 0; i < sizeof(*s) / sizeof(u64); i++)
+		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 	bfs_mutex_lock(&c->cache.lock);
 	s->cache_bytes = c->cache.bytes;
 	s->cache_budget = c->cache.budget;
