@@ -99,6 +99,7 @@ int bfs_journal_open(const struct bfs_journal_geom *g, struct bfs_journal **out)
 	}
 	bfs_mutex_init(&j->lock);
 	bfs_cond_init(&j->wait);
+	bfs_cond_init(&j->flusher_wake);
 	*out = j;
 	return 0;
 }
@@ -108,6 +109,7 @@ void bfs_journal_close(struct bfs_journal *j)
 	if (!j)
 		return;
 	bfs_journal_stop_flusher(j);
+	bfs_cond_destroy(&j->flusher_wake);
 	bfs_cond_destroy(&j->wait);
 	bfs_mutex_destroy(&j->lock);
 	bfs_free(j->buf[0].jset);
@@ -397,7 +399,7 @@ int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *s
 			u64 gen = j->flusher_writes;
 
 			j->flush_wanted = true;
-			bfs_cond_broadcast(&j->wait);
+			bfs_cond_signal(&j->flusher_wake);
 			while (j->flusher_writes == gen && j->flusher_on && !j->err)
 				bfs_cond_wait(&j->wait, &j->lock);
 			if (j->flusher_writes != gen)
@@ -426,7 +428,8 @@ static void *flusher_fn(void *arg)
 			bfs_cond_broadcast(&j->wait);
 			continue;
 		}
-		bfs_cond_wait(&j->wait, &j->lock);
+		/* a write in flight delays a wanted one: its end is broadcast on j->wait */
+		bfs_cond_wait(j->flush_wanted ? &j->wait : &j->flusher_wake, &j->lock);
 	}
 	bfs_mutex_unlock(&j->lock);
 	return NULL;
@@ -456,6 +459,7 @@ void bfs_journal_stop_flusher(struct bfs_journal *j)
 		return;
 	}
 	j->flusher_stop = true;
+	bfs_cond_signal(&j->flusher_wake);
 	bfs_cond_broadcast(&j->wait);
 	bfs_mutex_unlock(&j->lock);
 	bfs_thread_join(j->flusher);

@@ -57,6 +57,7 @@ struct bfs_journal {
 	void		*reclaim_ctx;
 	/* the flusher: writes entries that appends filled (journal.c) */
 	bfs_thread	flusher;
+	bfs_cond	flusher_wake;	/* flush_wanted or flusher_stop set (not every change) */
 	bool		flusher_on, flusher_stop;
 	bool		flush_wanted;	/* the open entry is full: write it */
 	u64		flusher_writes;	/* write attempts made for flush_wanted */
