@@ -93,6 +93,7 @@ struct result {
 	u64	bytes;
 	u64	ns;
 	u64	fsyncs;		/* fsync/sync calls inside the timed part */
+	u64	max_op_ns;	/* createsync, creates: the slowest single operation */
 	unsigned threads;
 };
 
@@ -231,6 +232,7 @@ struct job {
 	u64	ops;		/* to do, then done */
 	u64	bytes;
 	u64	fsyncs;
+	u64	max_op_ns;
 	int	ret;
 };
 
@@ -264,6 +266,7 @@ static void sum_jobs(struct result *r, const struct job *jobs, unsigned nr)
 		r->ops += jobs[i].ops;
 		r->bytes += jobs[i].bytes;
 		r->fsyncs += jobs[i].fsyncs;
+		r->max_op_ns = BFS_MAX(r->max_op_ns, jobs[i].max_op_ns);
 	}
 	r->threads = nr;
 }
@@ -518,12 +521,16 @@ static void *create_job(void *arg, bool sync)
 	int ret = 0;
 
 	for (i = 0; i < j->ops && !ret; i++) {
+		u64 t0 = bfs_monotonic_ns();
+
 		snprintf(name, sizeof(name), "f%07" PRIu64, i);
 		ret = create_in(b->fs, j->ino, name, false, &ino);
 		if (!ret && sync) {
 			ret = bfs_fs_fsync(b->fs, ino, false);
 			j->fsyncs++;
 		}
+		/* a writer held up by a checkpoint shows here, not in the mean */
+		j->max_op_ns = BFS_MAX(j->max_op_ns, bfs_monotonic_ns() - t0);
 	}
 	j->ops = i;
 	j->ret = ret;
@@ -713,6 +720,8 @@ static void describe_result(struct bfs_out *o, enum fs_workload w, const struct 
 	out_u64(o, "bytes_per_sec", "bytes/s", bench_per_sec(r->bytes, r->ns));
 	out_u64(o, "threads", "Threads", r->threads);
 	out_u64(o, "fsyncs", "fsync/sync calls", r->fsyncs);
+	if (w >= W_DEFAULT_NR)
+		out_u64(o, "max_op_ns", "Slowest op (ns)", r->max_op_ns);
 	out_end(o);
 }
 
