@@ -5,7 +5,8 @@
  * thread writes snapshots behind them (a small cache and journal make it
  * run every few dozen commits), so the log interleaves journal entries
  * shared by several committers, background node writes and the entries
- * that record a checkpoint's roots.
+ * that record a checkpoint's roots; one thread also asks for a checkpoint
+ * of its own now and then, which must wait for the background one.
  *
  * Transaction t (numbered when it begins, from one counter) inserts A(t)
  * and B(t), and may delete A(u) of an earlier transaction u of its own
@@ -130,6 +131,9 @@ static void *worker_fn(void *arg)
 			r->done_upto++;
 		bfs_mutex_unlock(&r->lock);
 
+		/* now and then a checkpoint of its own, which waits for the thread's */
+		if (w->idx == 0 && t % 700 == 0)
+			ck_assert_int_eq(bfs_core_checkpoint(r->c), 0);
 		if (--until_flush)
 			continue;
 		until_flush = 1 + (u32)(crash_splitmix(&w->rng) % 12);
