@@ -143,6 +143,14 @@ int  bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *
  */
 int  bfs_journal_start_flusher(struct bfs_journal *j);
 void bfs_journal_stop_flusher(struct bfs_journal *j);
+/*
+ * Appends from now on go to a new entry: a non-empty open entry is handed
+ * to the flusher, and this waits only until it took it (and for a write
+ * already in flight), not for its I/O; without a flusher it is written
+ * here.  A btree checkpoint snapshot uses it so that keys committed after
+ * the snapshot carry a newer seq than every key it sealed.
+ */
+int  bfs_journal_close_entry(struct bfs_journal *j);
 /* largest @u64s a single bfs_journal_add() accepts */
 u32  bfs_journal_max_add_u64s(struct bfs_journal *j);
 

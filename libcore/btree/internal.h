@@ -189,7 +189,6 @@ struct bfs_core {
 	u64	journal_bytes;		/* added since the last checkpoint (estimate) */
 	u64	free_check_at;		/* estimate at which to ask the journal for its room */
 	u64	nojournal_seq;
-	u64	last_jseq;		/* seq of the last commit's journal entry */
 	u64	clean_jseq;		/* journal_seq of the clean section read at open */
 
 	bfs_mutex commit_lock;

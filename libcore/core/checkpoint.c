@@ -75,6 +75,18 @@ int bfs_ckpt_snapshot(struct bfs_core *c, struct ckpt_snap *s)
 	int ret;
 
 	memset(s, 0, sizeof(*s));
+	/*
+	 * Commits after the snapshot go to a later entry, so bsets they write
+	 * (journal_seq) are newer than the sealed ones: a rebuild from a scan
+	 * prefers a node that replaced a sealed one over the stale copy.
+	 * Before anything changes, so a failure leaves nothing half done.
+	 */
+	if (c->j) {
+		s->new_last = bfs_journal_cur_seq(c->j);
+		ret = bfs_journal_close_entry(c->j);
+		if (ret)
+			return ret;
+	}
 	ret = bfs_cache_dirty_nodes(c, &s->nodes, &s->nr);
 	if (ret)
 		return ret;
@@ -101,7 +113,7 @@ int bfs_ckpt_snapshot(struct bfs_core *c, struct ckpt_snap *s)
 		bfs_node_ptr(c->trees[id].node, (struct bfs_bkey *)buf);
 		s->roots[id] = *bkey_ptr_val((struct bfs_bkey *)buf);
 	}
-	s->new_last = c->j ? bfs_journal_cur_seq(c->j) : 0;
+
 	s->alloc_pending = bfs_alloc_nr_pending(c->alloc);
 	s->journal_bytes = __atomic_load_n(&c->journal_bytes, __ATOMIC_RELAXED);
 	return 0;

@@ -412,6 +412,40 @@ int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *s
 	return ret;
 }
 
+int bfs_journal_close_entry(struct bfs_journal *j)
+{
+	u64 seq;
+	int ret = 0;
+
+	bfs_mutex_lock(&j->lock);
+	seq = j->cur_seq;
+	while (!ret && j->cur_seq == seq && j->buf[j->cur].u64s) {
+		ret = j->err;
+		if (ret)
+			break;
+		if (!j->read_done) {
+			ret = -EINVAL;
+		} else if (j->writing) {
+			ret = journal_wait_writer(j);
+		} else if (j->flusher_on && journal_writer != j) {
+			u64 gen = j->flusher_writes;
+
+			/* the flusher swaps buffers (cur_seq moves) before its I/O */
+			j->flush_wanted = true;
+			bfs_cond_signal(&j->flusher_wake);
+			while (j->cur_seq == seq && j->flusher_writes == gen && j->flusher_on &&
+			       !j->err)
+				bfs_cond_wait(&j->wait, &j->lock);
+			if (j->cur_seq == seq && j->flusher_writes != gen)
+				ret = j->flusher_ret;
+		} else {
+			ret = journal_write_locked(j);
+		}
+	}
+	bfs_mutex_unlock(&j->lock);
+	return ret;
+}
+
 /* ---- the flusher ---- */
 
 static void *flusher_fn(void *arg)
