@@ -353,6 +353,23 @@ u32 bfs_journal_max_add_u64s(struct bfs_journal *j)
 	return ret;
 }
 
+/*
+ * Lock held, write path free: have the flusher write the open entry and
+ * wait until it has swapped buffers (cur_seq moved: the new open entry is
+ * empty), not for the I/O.  Its error if it could not even start (a full
+ * ring: -ENOSPC); a write error is j->err.
+ */
+static int ask_flusher(struct bfs_journal *j)
+{
+	u64 seq = j->cur_seq, gen = j->flusher_writes;
+
+	j->flush_wanted = true;
+	bfs_cond_signal(&j->flusher_wake);
+	while (j->cur_seq == seq && j->flusher_writes == gen && j->flusher_on && !j->err)
+		bfs_cond_wait(&j->wait, &j->lock);
+	return j->cur_seq == seq && j->flusher_writes != gen ? j->flusher_ret : 0;
+}
+
 int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *seq_out)
 {
 	int ret;
@@ -396,14 +413,7 @@ int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *s
 		if (j->writing) {
 			ret = journal_wait_writer(j);
 		} else if (j->flusher_on && journal_writer != j) {
-			u64 gen = j->flusher_writes;
-
-			j->flush_wanted = true;
-			bfs_cond_signal(&j->flusher_wake);
-			while (j->flusher_writes == gen && j->flusher_on && !j->err)
-				bfs_cond_wait(&j->wait, &j->lock);
-			if (j->flusher_writes != gen)
-				ret = j->flusher_ret;
+			ret = ask_flusher(j);
 		} else {
 			ret = journal_write_locked(j);
 		}
@@ -428,16 +438,7 @@ int bfs_journal_close_entry(struct bfs_journal *j)
 		} else if (j->writing) {
 			ret = journal_wait_writer(j);
 		} else if (j->flusher_on && journal_writer != j) {
-			u64 gen = j->flusher_writes;
-
-			/* the flusher swaps buffers (cur_seq moves) before its I/O */
-			j->flush_wanted = true;
-			bfs_cond_signal(&j->flusher_wake);
-			while (j->cur_seq == seq && j->flusher_writes == gen && j->flusher_on &&
-			       !j->err)
-				bfs_cond_wait(&j->wait, &j->lock);
-			if (j->cur_seq == seq && j->flusher_writes != gen)
-				ret = j->flusher_ret;
+			ret = ask_flusher(j);
 		} else {
 			ret = journal_write_locked(j);
 		}
