@@ -175,17 +175,6 @@ void bfs_alloc_free_later(struct bfs_alloc *a, u64 offset)
 	bfs_mutex_unlock(&a->lock);
 }
 
-void bfs_alloc_release_pending(struct bfs_alloc *a)
-{
-	size_t i;
-
-	bfs_mutex_lock(&a->lock);
-	for (i = 0; i < a->nr_pending; i++)
-		free_locked(a, a->pending[i]);
-	a->nr_pending = 0;
-	bfs_mutex_unlock(&a->lock);
-}
-
 void bfs_alloc_release_first(struct bfs_alloc *a, u64 nr)
 {
 	size_t i, n;
@@ -198,6 +187,17 @@ void bfs_alloc_release_first(struct bfs_alloc *a, u64 nr)
 		memmove(a->pending, a->pending + n, (a->nr_pending - n) * sizeof(*a->pending));
 		a->nr_pending -= n;
 	}
+	bfs_mutex_unlock(&a->lock);
+}
+
+void bfs_alloc_release_pending(struct bfs_alloc *a)
+{
+	size_t i;
+
+	bfs_mutex_lock(&a->lock);
+	for (i = 0; i < a->nr_pending; i++)
+		free_locked(a, a->pending[i]);
+	a->nr_pending = 0;
 	bfs_mutex_unlock(&a->lock);
 }
 
