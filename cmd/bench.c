@@ -637,9 +637,9 @@ static const struct bfs_opt bench_opts[] = {
 	BFS_OPT("size-scale", 0, BENCH_OPT_SIZE_SCALE, "N",
 		"fs: divide every size by N (default 1: full size)"),
 	BFS_OPT("workload", 0, BENCH_OPT_WORKLOAD, "NAME",
-		"fs: run only these (comma-separated; default all)",
-		.values = BFS_VAL_LIST, .words = "append randwrite randread smallfiles objects seqread"),
-	BFS_OPT("jobs", 0, BENCH_OPT_JOBS, "J", "fs: append jobs (default 8)"),
+		"fs: run only these (comma-separated; default all but\ncreatesync and creates)",
+		.values = BFS_VAL_LIST, .words = "append randwrite randread smallfiles objects seqread createsync creates"),
+	BFS_OPT("jobs", 0, BENCH_OPT_JOBS, "J", "fs: append jobs, createsync/creates threads (default 8)"),
 	BFS_OPT("fsync-every", 0, BENCH_OPT_FSYNC_EVERY, "K",
 		"fs: objects: fsync the log every K appends (default 8)"),
 	BFS_OPT("direct", 0, BENCH_OPT_DIRECT, NULL, "fs: open the image with O_DIRECT where its\n"

@@ -23,6 +23,14 @@
  *               user.meta xattr, plus a 4 KiB record appended to a log file
  *               per object and an fsync of the log every K records; sync.
  *
+ * Two more run only when asked for (--workload), for the commit path:
+ *   createsync  J threads, each creating empty files in its own directory
+ *               with an fsync after every create (mail spools, package
+ *               managers): how well concurrent fsyncs share journal writes.
+ *   creates     J threads creating empty files in their own directories,
+ *               one sync at the end: whether writers to different leaves
+ *               scale over one.
+ *
  * Sizes, offsets and the tree are a function of the seed alone, and
  * bench/fs_tree_gen.py builds exactly the same tree and objects on a mounted
  * filesystem, so bench/fs-vs-peers compares like with like.
@@ -55,11 +63,14 @@
 
 /* the values seed the streams (bench/fs_tree_gen.py mirrors them): new ones go last */
 enum fs_workload {
-	W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS, W_SEQREAD, W_NR
+	W_APPEND, W_RANDWRITE, W_RANDREAD, W_SMALLFILES, W_OBJECTS, W_SEQREAD,
+	W_DEFAULT_NR,				/* the ones after run only when named */
+	W_CREATESYNC = W_DEFAULT_NR, W_CREATES, W_NR
 };
 
 static const char *const w_names[W_NR] = {
-	"append", "randwrite", "randread", "smallfiles", "objects", "seqread",
+	"append", "randwrite", "randread", "smallfiles", "objects", "seqread", "createsync",
+	"creates",
 };
 
 #define FULL_APPEND_BYTES	(2 * GiB)	/* over all jobs */
@@ -67,6 +78,8 @@ static const char *const w_names[W_NR] = {
 #define FULL_RAND_OPS		262144		/* each of randwrite, randread */
 #define FULL_SMALL_FILES	20000
 #define FULL_OBJECTS		256
+#define FULL_CREATESYNC		8192		/* files over all threads */
+#define FULL_CREATES		200000
 
 #define IO_SIZE			4096
 #define SEQ_READ_SIZE		(128 * 1024)
@@ -86,6 +99,7 @@ struct result {
 	u64	bytes;
 	u64	ns;
 	u64	fsyncs;		/* fsync/sync calls inside the timed part */
+	u64	max_op_ns;	/* createsync, creates: the slowest single operation */
 	unsigned threads;
 };
 
@@ -189,6 +203,11 @@ static u64 objects(const struct fs_bench *b)
 
 /* ---- helpers over the filesystem API ---- */
 
+static u64 create_files(const struct fs_bench *b, bool sync)
+{
+	return scaled(b, sync ? FULL_CREATESYNC : FULL_CREATES, b->jobs);
+}
+
 static int create_in(struct bfs_fs *fs, u64 dir, const char *name, bool is_dir, u64 *ino)
 {
 	struct bfs_stat st;
@@ -220,6 +239,7 @@ struct job {
 	u64	ops;		/* to do, then done */
 	u64	bytes;
 	u64	fsyncs;
+	u64	max_op_ns;
 	int	ret;
 };
 
@@ -253,6 +273,7 @@ static void sum_jobs(struct result *r, const struct job *jobs, unsigned nr)
 		r->ops += jobs[i].ops;
 		r->bytes += jobs[i].bytes;
 		r->fsyncs += jobs[i].fsyncs;
+		r->max_op_ns = BFS_MAX(r->max_op_ns, jobs[i].max_op_ns);
 	}
 	r->threads = nr;
 }
@@ -516,6 +537,76 @@ static int run_objects(struct fs_bench *b, struct result *r)
 	return ret;
 }
 
+/* ---- createsync, creates ---- */
+
+static void *create_job(void *arg, bool sync)
+{
+	struct job *j = arg;
+	struct fs_bench *b = j->b;
+	char name[32];
+	u64 i, ino;
+	int ret = 0;
+
+	for (i = 0; i < j->ops && !ret; i++) {
+		u64 t0 = bfs_monotonic_ns();
+
+		snprintf(name, sizeof(name), "f%07" PRIu64, i);
+		ret = create_in(b->fs, j->ino, name, false, &ino);
+		if (!ret && sync) {
+			ret = bfs_fs_fsync(b->fs, ino, false);
+			j->fsyncs++;
+		}
+		/* a writer held up by a checkpoint shows here, not in the mean */
+		j->max_op_ns = BFS_MAX(j->max_op_ns, bfs_monotonic_ns() - t0);
+	}
+	j->ops = i;
+	j->ret = ret;
+	return NULL;
+}
+
+static void *createsync_job(void *arg)
+{
+	return create_job(arg, true);
+}
+
+static void *creates_job(void *arg)
+{
+	return create_job(arg, false);
+}
+
+/* one directory per thread, made before the clock starts */
+static int run_create(struct fs_bench *b, struct result *r, bool sync)
+{
+	struct job *jobs = calloc(b->jobs, sizeof(*jobs));
+	u64 top, nr = create_files(b, sync), t0;
+	char name[32];
+	unsigned i;
+	int ret = jobs ? 0 : -ENOMEM;
+
+	if (!ret)
+		ret = create_in(b->fs, BFS_ROOT_INO, w_names[sync ? W_CREATESYNC : W_CREATES],
+				true, &top);
+	for (i = 0; i < b->jobs && !ret; i++) {
+		snprintf(name, sizeof(name), "t%u", i);
+		jobs[i] = (struct job){ .b = b, .idx = i,
+			.ops = nr * (i + 1) / b->jobs - nr * i / b->jobs };
+		ret = create_in(b->fs, top, name, true, &jobs[i].ino);
+	}
+	if (!ret)
+		ret = bfs_fs_sync(b->fs);
+	t0 = bfs_monotonic_ns();
+	if (!ret)
+		ret = run_jobs(jobs, b->jobs, sync ? createsync_job : creates_job);
+	if (!ret && !sync)
+		ret = bfs_fs_sync(b->fs);
+	r->ns = bfs_monotonic_ns() - t0;
+	if (jobs)
+		sum_jobs(r, jobs, b->jobs);
+	r->fsyncs += !sync;
+	free(jobs);
+	return ret;
+}
+
 /* ---- the image ---- */
 
 static u64 image_size(const struct fs_bench *b)
@@ -598,6 +689,10 @@ static int run_one(struct fs_bench *b, enum fs_workload w, struct result *r)
 		return run_smallfiles(b, r);
 	case W_SEQREAD:
 		return run_seqread(b, r);
+	case W_CREATESYNC:
+		return run_create(b, r, true);
+	case W_CREATES:
+		return run_create(b, r, false);
 	default:
 		return run_objects(b, r);
 	}
@@ -656,6 +751,8 @@ static void describe_result(struct bfs_out *o, enum fs_workload w, const struct 
 	out_u64(o, "bytes_per_sec", "bytes/s", bench_per_sec(r->bytes, r->ns));
 	out_u64(o, "threads", "Threads", r->threads);
 	out_u64(o, "fsyncs", "fsync/sync calls", r->fsyncs);
+	if (w >= W_DEFAULT_NR)
+		out_u64(o, "max_op_ns", "Slowest op (ns)", r->max_op_ns);
 	out_end(o);
 }
 
@@ -738,7 +835,7 @@ static int parse_opt(const struct bfs_cmd *cmd, struct fs_bench *b, int c,
 		if (parse_workloads(b, optarg))
 			return bfs_cmd_usage_error(cmd, "invalid workload list '%s' (append, "
 						   "randwrite, randread, smallfiles, objects, "
-						   "seqread)",
+						   "seqread, createsync, creates)",
 						   optarg);
 		return 0;
 	case BENCH_OPT_JOBS:
@@ -792,7 +889,7 @@ static int parse_args(const struct bfs_cmd *cmd, struct fs_bench *b, int argc, c
 	}
 	if (optind != argc)
 		return bfs_cmd_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
-	for (w = 0; w < W_NR && !picked; w++)
+	for (w = 0; w < W_DEFAULT_NR && !picked; w++)
 		b->want[w] = true;
 	return 0;
 }

@@ -18,6 +18,8 @@ int bfs_bench_fs(const struct bfs_cmd *cmd, int argc, char **argv);
 	"                    (4 KiB, QD64 equivalent), smallfiles (kernel-like tree,\n" \
 	"                    then sync), objects (4 MiB + xattr, fsync'd log),\n" \
 	"                    seqread (the randread file, 128 KiB reads); in\n" \
-	"                    MB/s, IOPS and ns/op\n"
+	"                    MB/s, IOPS and ns/op; createsync (a file and its fsync\n" \
+	"                    per op, J threads) and creates (J threads, one sync)\n" \
+	"                    only when named\n"
 
 #endif /* BFS_CMD_BENCH_FS_H */

@@ -49,6 +49,12 @@ void bfs_alloc_free_now(struct bfs_alloc *a, u64 offset);
 void bfs_alloc_free_later(struct bfs_alloc *a, u64 offset);
 /* everything freed with free_later before this call becomes reusable */
 void bfs_alloc_release_pending(struct bfs_alloc *a);
+/*
+ * Only the @nr oldest pending slots (pending is FIFO): a checkpoint written
+ * in the background releases what was pending when it took its snapshot,
+ * not slots freed since, which its roots may still reach.
+ */
+void bfs_alloc_release_first(struct bfs_alloc *a, u64 nr);
 
 /*
  * Shrinking: no slot ending beyond byte @end is handed out from now on.  The

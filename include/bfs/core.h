@@ -170,6 +170,7 @@ struct bfs_core_stats {
 	u64	compactions;
 	u64	merges;
 	u64	checkpoints;
+	u64	checkpoints_background;	/* of those, written by the checkpoint thread */
 	u64	commits;
 	u64	replayed_keys;
 	u64	meta_slots_total;	/* node-sized slots usable for metadata */

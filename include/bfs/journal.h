@@ -133,6 +133,24 @@ void bfs_journal_replay_range(struct bfs_journal *j, u64 *first, u64 *last);
  * the reclaim hook makes room.
  */
 int  bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *seq_out);
+/*
+ * A thread that writes the open entry when appends fill it, so an append
+ * (often made under the caller's own commit lock) waits for a buffer swap
+ * instead of a device flush and a write.  Flushes (bfs_journal_flush_seq)
+ * are still written by the first caller that needs one, which others then
+ * share.  Started by the btree core on a writable open; stopped by
+ * bfs_journal_close() at the latest.
+ */
+int  bfs_journal_start_flusher(struct bfs_journal *j);
+void bfs_journal_stop_flusher(struct bfs_journal *j);
+/*
+ * Appends from now on go to a new entry: a non-empty open entry is handed
+ * to the flusher, and this waits only until it took it (and for a write
+ * already in flight), not for its I/O; without a flusher it is written
+ * here.  A btree checkpoint snapshot uses it so that keys committed after
+ * the snapshot carry a newer seq than every key it sealed.
+ */
+int  bfs_journal_close_entry(struct bfs_journal *j);
 /* largest @u64s a single bfs_journal_add() accepts */
 u32  bfs_journal_max_add_u64s(struct bfs_journal *j);
 

@@ -211,6 +211,21 @@ void bfs_alloc_free_later(struct bfs_alloc *a, u64 offset)
 	bfs_mutex_unlock(&a->lock);
 }
 
+void bfs_alloc_release_first(struct bfs_alloc *a, u64 nr)
+{
+	size_t i, n;
+
+	bfs_mutex_lock(&a->lock);
+	n = (size_t)BFS_MIN(nr, (u64)a->nr_pending);
+	for (i = 0; i < n; i++)
+		free_locked(a, a->pending[i]);
+	if (n) {
+		memmove(a->pending, a->pending + n, (a->nr_pending - n) * sizeof(*a->pending));
+		a->nr_pending -= n;
+	}
+	bfs_mutex_unlock(&a->lock);
+}
+
 void bfs_alloc_release_pending(struct bfs_alloc *a)
 {
 	size_t i;

@@ -4,9 +4,10 @@
  * libcore/core/.
  *
  * Locking (see doc/format/btree.md, "Concurrency"):
- *  - c->commit_lock serialises every writer: commits, checkpoints, replay.
- *    The single writer may read any node without taking its lock, because
- *    nobody else changes nodes.
+ *  - c->commit_lock serialises every writer: commits, checkpoint snapshots,
+ *    replay.  The single writer may read any node without taking its lock,
+ *    because nobody else changes nodes.  Checkpoint writes need neither it
+ *    nor node locks: they write bsets the snapshot sealed (doc/commit.md).
  *  - node->lock: readers take it shared; the writer takes it exclusive only
  *    while changing that node, so readers never wait for writers working on
  *    other nodes.  Readers descend with lock coupling (child locked before
@@ -151,6 +152,21 @@ struct btree_root {
 	size_t	stash_u64s, stash_cap;
 };
 
+/*
+ * A checkpoint between its snapshot (commit_lock held: every dirty node's
+ * pending keys sealed into a bset in memory) and the end of its writes
+ * (checkpoint.c, doc/commit.md).
+ */
+struct ckpt_snap {
+	struct btree_node **nodes;	/* referenced, leaves first */
+	struct node_wio *io;		/* what to write of each */
+	size_t	nr;
+	struct bfs_btree_ptr roots[BFS_BTREE_NR];	/* the tree the snapshot sealed */
+	u64	new_last;		/* journal seq open at the snapshot */
+	u64	alloc_pending;		/* slots pending then: reusable after it */
+	u64	journal_bytes;		/* c->journal_bytes then */
+};
+
 struct bfs_core {
 	struct bfs_dev *dev;
 	struct bfs_sb_handle sbh;
@@ -173,11 +189,18 @@ struct bfs_core {
 	u64	journal_bytes;		/* added since the last checkpoint (estimate) */
 	u64	free_check_at;		/* estimate at which to ask the journal for its room */
 	u64	nojournal_seq;
-	u64	last_jseq;		/* seq of the last commit's journal entry */
 	u64	clean_jseq;		/* journal_seq of the clean section read at open */
 
 	bfs_mutex commit_lock;
 	bfs_mutex roots_lock;
+
+	/* checkpoints: one at a time; the writes run on their own thread */
+	bfs_mutex ck_lock;
+	bfs_cond ck_wait;		/* ck_busy or ck_job changed */
+	bool	ck_busy;		/* a snapshot was taken and is not yet written */
+	struct ckpt_snap *ck_job;	/* for the thread, not yet picked up */
+	bool	ck_thread_on, ck_stop;
+	bfs_thread ck_thread;
 	u64	node_seq_next;
 	struct bfs_core_stats stats;
 
@@ -315,6 +338,17 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 int bfs_node_read(struct bfs_core *c, struct btree_node *n);
 /* write the header (new node) and/or one bset of the pending keys */
 int bfs_node_write(struct bfs_core *c, struct btree_node *n);
+/*
+ * The same in two steps.  prepare (node write lock held, no other writer):
+ * seal the pending keys into a new bset in data[]; returns 1 if there is
+ * something to write, described by @w.  io (no lock): write it; data[] in
+ * that range never changes again, and the caller's reference keeps it.
+ */
+struct node_wio {
+	u32	start, len;		/* bytes of data[] */
+};
+int bfs_node_write_prepare(struct bfs_core *c, struct btree_node *n, struct node_wio *w);
+int bfs_node_write_io(struct bfs_core *c, struct btree_node *n, const struct node_wio *w);
 
 /* ---- cache.c ---- */
 int bfs_cache_init(struct bfs_core *c, u64 budget);
@@ -373,7 +407,21 @@ int bfs_btree_merge_siblings(struct bfs_core *c, u8 id, struct btree_path *p,
 u64 bfs_new_node_seq(struct bfs_core *c);
 
 /* ---- core ---- */
+/* a whole checkpoint, waiting for one in the background first (commit_lock held) */
 int bfs_core_checkpoint_locked(struct bfs_core *c);
+/* checkpoint.c: the two halves of a checkpoint; ckpt_bg.c runs the second */
+int bfs_ckpt_snapshot(struct bfs_core *c, struct ckpt_snap *s);
+int bfs_ckpt_write(struct bfs_core *c, struct ckpt_snap *s);
+/* ckpt_bg.c */
+int bfs_ckpt_thread_start(struct bfs_core *c);
+void bfs_ckpt_thread_stop(struct bfs_core *c);
+/* hand a snapshot to the thread (it frees it); -EAGAIN: no thread, write it yourself */
+int bfs_ckpt_queue(struct bfs_core *c, struct ckpt_snap *s);
+/* wait until no checkpoint is between snapshot and written */
+void bfs_ckpt_wait_idle(struct bfs_core *c);
+/* claim the checkpoint slot: false if one is already busy */
+bool bfs_ckpt_try_begin(struct bfs_core *c);
+void bfs_ckpt_end(struct bfs_core *c);
 bool bfs_core_any_damaged(struct bfs_core *c);
 /* salvage: remember the first damage found in btree @id (the finding fsck reports) */
 void bfs_core_note_damage(struct bfs_core *c, u8 id, unsigned code, const char *fmt, ...)
@@ -384,8 +432,14 @@ int bfs_core_check_writable(struct bfs_core *c);
 void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what);
 /* reserve slots for a commit of @nr_updates; -ENOSPC */
 int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes);
-/* checkpoint now if the journal or the dirty cache is filling up */
+/*
+ * commit_lock held: if the journal or the dirty cache is filling up, take a
+ * snapshot for the checkpoint thread, or wait for the one it is writing
+ * when that is falling behind
+ */
 int bfs_core_maybe_checkpoint(struct bfs_core *c);
+/* would bfs_core_maybe_checkpoint() do anything?  (no lock needed) */
+bool bfs_core_checkpoint_due(struct bfs_core *c);
 /* record the roots in the clean section and write the superblock */
 int bfs_core_write_clean(struct bfs_core *c, bool set_clean);
 /* journal hooks (checkpoint.c) */

@@ -277,7 +277,7 @@ static struct bfs_bkey *write_map(struct bfs_bkey *k, void *ctx)
 	return to;
 }
 
-int bfs_node_write(struct bfs_core *c, struct btree_node *n)
+int bfs_node_write_prepare(struct bfs_core *c, struct btree_node *n, struct node_wio *w)
 {
 	struct bfs_btree_node *h = (struct bfs_btree_node *)n->data;
 	u32 start = n->written, off = n->written ? n->written : sizeof(*h);
@@ -285,8 +285,9 @@ int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 	u8 *dst = (u8 *)b->keys;
 	struct write_ctx wc;
 	u32 before, end, wend;
-	int ret;
 
+	w->start = start;
+	w->len = 0;
 	/* a torn bset left by a crash gets overwritten, even by an empty one */
 	if (n->written && !n->pending_bytes && !n->torn)
 		return 0;
@@ -319,16 +320,38 @@ int bfs_node_write(struct bfs_core *c, struct btree_node *n)
 	wend = (u32)BFS_ROUND_UP(end, c->block_size);
 	memset(n->data + end, 0, wend - end);
 
-	ret = bfs_dev_write(c->dev, n->offset + start, n->data + start, wend - start);
-	STAT_INC(c, node_writes);
-	STAT_ADD(c, node_write_bytes, wend - start);
-	/* the keys now live in data[] either way; pending is no longer referenced */
+	/*
+	 * The keys now live in data[] and pending is no longer referenced.
+	 * data[start, wend) is never changed again (later keys go to pending,
+	 * later bsets after wend), so the I/O needs no lock.
+	 */
 	n->written = wend;
 	n->nr_bsets++;
 	n->torn = false;
 	bfs_node_free_pending(n);
+	w->len = wend - start;
+	return 1;
+}
+
+int bfs_node_write_io(struct bfs_core *c, struct btree_node *n, const struct node_wio *w)
+{
+	int ret;
+
+	if (!w->len)
+		return 0;
+	ret = bfs_dev_write(c->dev, n->offset + w->start, n->data + w->start, w->len);
+	STAT_INC(c, node_writes);
+	STAT_ADD(c, node_write_bytes, w->len);
 	if (ret)
 		bfs_err("btree %s level %u node at %llu: write error %d", id_name(n->btree_id),
 			n->level, (unsigned long long)n->offset, ret);
 	return ret;
+}
+
+int bfs_node_write(struct bfs_core *c, struct btree_node *n)
+{
+	struct node_wio w;
+
+	bfs_node_write_prepare(c, n, &w);
+	return bfs_node_write_io(c, n, &w);
 }

@@ -231,8 +231,13 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 	if (ret)
 		goto out;
 	bfs_committing = c;
-	/* informational (bset headers): the seq this commit most likely gets */
-	jseq = c->j ? c->last_jseq : c->nojournal_seq + 1;
+	/*
+	 * For bset headers: the open entry, a lower bound of the seq this
+	 * commit gets and above every key a checkpoint snapshot sealed (the
+	 * snapshot closes the entry), so a node that replaced a sealed one
+	 * looks newer to a rebuild from a scan.
+	 */
+	jseq = c->j ? bfs_journal_cur_seq(c->j) : c->nojournal_seq + 1;
 
 	for (off = 0, i = 0; i < nr && !ret; i++) {
 		const struct trans_update *u = (const void *)&t->buf[off];
@@ -244,10 +249,10 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 	if (!ret && jb.used) {
 		if (c->j) {
 			ret = journal_payload(c, &jb, &seq);
-			c->last_jseq = seq;
 		} else
 			seq = ++c->nojournal_seq;
-		c->journal_bytes += jb.used * 8;
+		/* the checkpoint thread takes its share off when it is done */
+		__atomic_fetch_add(&c->journal_bytes, jb.used * 8, __ATOMIC_RELAXED);
 	}
 	bfs_committing = NULL;
 	if (ret && applied)

@@ -321,6 +321,7 @@ static void core_free(struct bfs_core *c)
 	unsigned id;
 
 	bfs_readahead_stop(c);
+	bfs_ckpt_thread_stop(c);
 	if (c->j)
 		bfs_journal_close(c->j);
 	for (id = 0; id < BFS_BTREE_NR; id++) {
@@ -334,6 +335,8 @@ static void core_free(struct bfs_core *c)
 	bfs_sb_handle_release(&c->sbh);
 	bfs_mutex_destroy(&c->commit_lock);
 	bfs_mutex_destroy(&c->roots_lock);
+	bfs_cond_destroy(&c->ck_wait);
+	bfs_mutex_destroy(&c->ck_lock);
 	bfs_free(c);
 }
 
@@ -356,6 +359,8 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 	c->opts = opts ? *opts : defaults;
 	bfs_mutex_init(&c->commit_lock);
 	bfs_mutex_init(&c->roots_lock);
+	bfs_mutex_init(&c->ck_lock);
+	bfs_cond_init(&c->ck_wait);
 	for (id = 0; id < BFS_BTREE_NR; id++)
 		bfs_rwlock_init(&c->trees[id].root_lock);
 
@@ -464,6 +469,9 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 			ret = bfs_core_write_clean(c, false);
 		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
 			ret = bfs_journal_reset(c->j);
+		/* full journal entries and the checkpoints commits ask for: own threads */
+		if (!ret && c->j)
+			ret = bfs_journal_start_flusher(c->j) ?: bfs_ckpt_thread_start(c);
 		if (ret)
 			goto err;
 	}
@@ -483,9 +491,12 @@ int bfs_core_flush(struct bfs_core *c)
 		return ret == -EROFS && c->read_only && !core_fatal(c) ? 0 : ret;
 	if (!c->j)
 		return bfs_core_checkpoint(c);
-	bfs_mutex_lock(&c->commit_lock);
-	ret = bfs_core_maybe_checkpoint(c);
-	bfs_mutex_unlock(&c->commit_lock);
+	/* fsync: commit_lock only when a checkpoint is due (it snapshots, the thread writes) */
+	if (bfs_core_checkpoint_due(c)) {
+		bfs_mutex_lock(&c->commit_lock);
+		ret = bfs_core_maybe_checkpoint(c);
+		bfs_mutex_unlock(&c->commit_lock);
+	}
 	return ret ?: bfs_journal_flush(c->j);
 }
 
@@ -559,7 +570,13 @@ struct bfs_dev *bfs_core_dev(struct bfs_core *c) { return c->dev; }
 
 void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s)
 {
-	*s = c->stats;
+	const u64 *from = (const u64 *)&c->stats;
+	u64 *to = (u64 *)s;
+	size_t i;
+
+	/* counters other threads bump (STAT_INC) as this reads them */
+	for (i = 0; i < sizeof(*s) / sizeof(u64); i++)
+		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 	bfs_mutex_lock(&c->cache.lock);
 	s->cache_bytes = c->cache.bytes;
 	s->cache_budget = c->cache.budget;

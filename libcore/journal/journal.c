@@ -99,6 +99,7 @@ int bfs_journal_open(const struct bfs_journal_geom *g, struct bfs_journal **out)
 	}
 	bfs_mutex_init(&j->lock);
 	bfs_cond_init(&j->wait);
+	bfs_cond_init(&j->flusher_wake);
 	*out = j;
 	return 0;
 }
@@ -107,6 +108,8 @@ void bfs_journal_close(struct bfs_journal *j)
 {
 	if (!j)
 		return;
+	bfs_journal_stop_flusher(j);
+	bfs_cond_destroy(&j->flusher_wake);
 	bfs_cond_destroy(&j->wait);
 	bfs_mutex_destroy(&j->lock);
 	bfs_free(j->buf[0].jset);
@@ -350,6 +353,23 @@ u32 bfs_journal_max_add_u64s(struct bfs_journal *j)
 	return ret;
 }
 
+/*
+ * Lock held, write path free: have the flusher write the open entry and
+ * wait until it has swapped buffers (cur_seq moved: the new open entry is
+ * empty), not for the I/O.  Its error if it could not even start (a full
+ * ring: -ENOSPC); a write error is j->err.
+ */
+static int ask_flusher(struct bfs_journal *j)
+{
+	u64 seq = j->cur_seq, gen = j->flusher_writes;
+
+	j->flush_wanted = true;
+	bfs_cond_signal(&j->flusher_wake);
+	while (j->cur_seq == seq && j->flusher_writes == gen && j->flusher_on && !j->err)
+		bfs_cond_wait(&j->wait, &j->lock);
+	return j->cur_seq == seq && j->flusher_writes != gen ? j->flusher_ret : 0;
+}
+
 int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *seq_out)
 {
 	int ret;
@@ -384,11 +404,104 @@ int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *s
 				*seq_out = j->cur_seq;
 			break;
 		}
-		/* the open entry is full: write it out, or wait for whoever is writing */
-		ret = j->writing ? journal_wait_writer(j) : journal_write_locked(j);
+		/*
+		 * The open entry is full: the flusher writes it (the caller may
+		 * hold locks every committer needs: it waits only for the buffer
+		 * swap, not for the I/O), else write it here; with a write in
+		 * flight, wait for it.
+		 */
+		if (j->writing) {
+			ret = journal_wait_writer(j);
+		} else if (j->flusher_on && journal_writer != j) {
+			ret = ask_flusher(j);
+		} else {
+			ret = journal_write_locked(j);
+		}
 	}
 	bfs_mutex_unlock(&j->lock);
 	return ret;
+}
+
+int bfs_journal_close_entry(struct bfs_journal *j)
+{
+	u64 seq;
+	int ret = 0;
+
+	bfs_mutex_lock(&j->lock);
+	seq = j->cur_seq;
+	while (!ret && j->cur_seq == seq && j->buf[j->cur].u64s) {
+		ret = j->err;
+		if (ret)
+			break;
+		if (!j->read_done) {
+			ret = -EINVAL;
+		} else if (j->writing) {
+			ret = journal_wait_writer(j);
+		} else if (j->flusher_on && journal_writer != j) {
+			ret = ask_flusher(j);
+		} else {
+			ret = journal_write_locked(j);
+		}
+	}
+	bfs_mutex_unlock(&j->lock);
+	return ret;
+}
+
+/* ---- the flusher ---- */
+
+static void *flusher_fn(void *arg)
+{
+	struct bfs_journal *j = arg;
+
+	bfs_mutex_lock(&j->lock);
+	while (!j->flusher_stop) {
+		if (j->flush_wanted && !j->writing) {
+			j->flush_wanted = false;
+			/* a write error also stays in j->err for every later caller */
+			j->flusher_ret = !j->err && j->buf[j->cur].u64s ? journal_write_locked(j) : 0;
+			j->flusher_writes++;
+			bfs_cond_broadcast(&j->wait);
+			continue;
+		}
+		/* a write in flight delays a wanted one: its end is broadcast on j->wait */
+		bfs_cond_wait(j->flush_wanted ? &j->wait : &j->flusher_wake, &j->lock);
+	}
+	bfs_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+int bfs_journal_start_flusher(struct bfs_journal *j)
+{
+	int ret;
+
+	bfs_mutex_lock(&j->lock);
+	if (j->flusher_on) {
+		bfs_mutex_unlock(&j->lock);
+		return 0;
+	}
+	j->flusher_stop = false;
+	ret = bfs_thread_create(&j->flusher, flusher_fn, j);
+	j->flusher_on = !ret;
+	bfs_mutex_unlock(&j->lock);
+	return ret;
+}
+
+void bfs_journal_stop_flusher(struct bfs_journal *j)
+{
+	bfs_mutex_lock(&j->lock);
+	if (!j->flusher_on) {
+		bfs_mutex_unlock(&j->lock);
+		return;
+	}
+	j->flusher_stop = true;
+	bfs_cond_signal(&j->flusher_wake);
+	bfs_cond_broadcast(&j->wait);
+	bfs_mutex_unlock(&j->lock);
+	bfs_thread_join(j->flusher);
+	bfs_mutex_lock(&j->lock);
+	j->flusher_on = false;
+	bfs_cond_broadcast(&j->wait);
+	bfs_mutex_unlock(&j->lock);
 }
 
 /* ---- flushes ---- */

@@ -55,6 +55,13 @@ struct bfs_journal {
 
 	int		(*reclaim_fn)(void *ctx, u64 want_seq);
 	void		*reclaim_ctx;
+	/* the flusher: writes entries that appends filled (journal.c) */
+	bfs_thread	flusher;
+	bfs_cond	flusher_wake;	/* flush_wanted or flusher_stop set (not every change) */
+	bool		flusher_on, flusher_stop;
+	bool		flush_wanted;	/* the open entry is full: write it */
+	u64		flusher_writes;	/* write attempts made for flush_wanted */
+	int		flusher_ret;	/* result of the last one (-ENOSPC: ring full) */
 	u32		(*pre_write_fn)(void *ctx, void *buf, u32 max_u64s);
 	void		*pre_write_ctx;
 	u32		reserve_u64s;

@@ -736,7 +736,9 @@ static void *add_thread(void *p)
 	return NULL;
 }
 
-START_TEST(test_concurrent_adds)
+static int reclaim_mt(void *ctx, u64 want_seq);
+
+static void concurrent_adds(bool flusher)
 {
 	struct bfs_dev *dev = mkdev(64 * 256 * 1024);
 	struct bfs_journal_geom g = geom(dev, 64, 256 * 1024, 512, uuid_a);
@@ -751,6 +753,8 @@ START_TEST(test_concurrent_adds)
 	ck_assert_ptr_nonnull(next);
 	j = jopen_read(&g, 0, &r);
 	bfs_journal_set_pre_write(j, pre_write_fn, &calls, 2);
+	if (flusher)
+		ck_assert_int_eq(bfs_journal_start_flusher(j), 0);
 	for (unsigned t = 0; t < NR_THREADS; t++) {
 		args[t].j = j;
 		args[t].id = t;
@@ -781,6 +785,48 @@ START_TEST(test_concurrent_adds)
 	replayed_free(&r);
 	free(args);
 	free(next);
+	bfs_dev_close(dev);
+}
+
+START_TEST(test_concurrent_adds)
+{
+	concurrent_adds(false);
+}
+END_TEST
+
+/* full entries written by the flusher while the adders go on */
+START_TEST(test_concurrent_adds_flusher)
+{
+	concurrent_adds(true);
+}
+END_TEST
+
+/* the flusher meets a full ring: the append that waited for it gets -ENOSPC, no hang */
+START_TEST(test_flusher_enospc)
+{
+	struct bfs_dev *dev = mkdev(4 * KB64);
+	struct bfs_journal_geom g = geom(dev, 4, KB64, 4096, uuid_a);
+	struct bfs_journal *j;
+	struct replayed r;
+	u64 buf[REC_MAX_U64S], t;
+	int ret = 0;
+
+	j = jopen_read(&g, 0, &r);
+	replayed_free(&r);
+	ck_assert_int_eq(bfs_journal_start_flusher(j), 0);
+	for (t = 0; t < 100000 && !ret; t++)
+		ret = bfs_journal_add(j, buf, rec_build(buf, t, 200), NULL);
+	ck_assert_int_eq(ret, -ENOSPC);
+	/* the room comes back with reclaim, and the ring is still consistent */
+	bfs_journal_set_reclaim(j, reclaim_mt, j);
+	ck_assert_int_eq(bfs_journal_add(j, buf, rec_build(buf, t, 200), NULL), 0);
+	ck_assert_int_eq(bfs_journal_flush(j), 0);
+	bfs_journal_close(j);
+	j = jopen_read(&g, 0, &r);
+	ck_assert_uint_gt(r.nr, 0);
+	ck_assert_uint_eq(r.tag[r.nr - 1], t);
+	bfs_journal_close(j);
+	replayed_free(&r);
 	bfs_dev_close(dev);
 }
 END_TEST
@@ -1297,6 +1343,8 @@ static Suite *journal_suite(void)
 
 	tcase_set_timeout(mt, 300);
 	tcase_add_test(mt, test_concurrent_adds);
+	tcase_add_test(mt, test_concurrent_adds_flusher);
+	tcase_add_test(mt, test_flusher_enospc);
 	tcase_add_test(mt, test_concurrent_wrap);
 	suite_add_tcase(s, mt);
 	return s;
