@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 
 #include <bfs/btree.h>
+#include <bfs/dev.h>
+#include <bfs/extent_format.h>
 #include <bfs/fs.h>
 #include <bfs/fs_format.h>
 
@@ -71,5 +73,30 @@ int bfs_dir_add(struct bfs_trans *t, u64 dir, u64 slot, const char *name, size_t
  * @whiteout forces a whiteout (the same transaction adds an entry after it).
  */
 int bfs_dir_remove(struct bfs_fs *fs, struct bfs_trans *t, u64 dir, u64 slot, bool whiteout);
+
+/* ---- file data (libcore/fs/data_*.c, alloc_data.c) ---- */
+
+/* largest file: offsets in sectors stay far from u64 limits */
+#define BFS_DATA_MAX_BYTES	(UINT64_C(1) << 53)
+
+/*
+ * Read, check and decompress the chunk extent value @v points at: *out is
+ * the whole uncompressed chunk (bfs_free() it).  -EIO (read), -EBADMSG
+ * (checksum), -EILSEQ (zstd frame), -EUCLEAN (malformed): @why says what.
+ */
+int bfs_data_chunk_load(struct bfs_dev *dev, u32 block_size, const struct bfs_extent_v *v,
+			u8 **out, char *why, size_t why_len);
+/*
+ * Does extent value @v point into a data bucket of this filesystem whose
+ * generation is the one @v was written with (the data layer's table, as
+ * loaded at open and adopted since)?
+ */
+bool bfs_fs_extent_bucket_current(struct bfs_fs *fs, const struct bfs_extent_v *v);
+/*
+ * After recounting bucket @b: it holds @live sectors of generation @gen.
+ * The in-memory table says so from now on, and a bucket with live data is
+ * taken from the metadata allocator (nodes written later stay out of it).
+ */
+int bfs_fs_bucket_adopt(struct bfs_fs *fs, u64 b, u32 gen, u64 live);
 
 #endif /* BFS_FS_REPAIR_H */

@@ -213,9 +213,7 @@ int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void 
 int bfs_data_chunk_read_done(struct data_chunk_read *r, int io_ret, u8 **out, char *why,
 			     size_t why_len);
 void bfs_data_chunk_read_drop(struct data_chunk_read *r);
-/* both halves with one read in between */
-int bfs_data_chunk_load(struct bfs_dev *dev, u32 block_size, const struct bfs_extent_v *v,
-			u8 **out, char *why, size_t why_len);
+/* both halves with one read in between: bfs_data_chunk_load(), include/bfs/fs_repair.h */
 
 /* ---- data_read.c ---- */
 /*
@@ -238,8 +236,7 @@ int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 int bfs_data_lock_file(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int not_reg);
 
 /* ---- data_write.c ---- */
-/* largest file: offsets in sectors stay far from u64 limits */
-#define BFS_DATA_MAX_BYTES	(UINT64_C(1) << 53)
+/* BFS_DATA_MAX_BYTES, the largest file: include/bfs/fs_repair.h */
 /*
  * Write up to one batch of [off, off + len) (any alignment; @buf NULL writes
  * zeros) as chunks and queue their extent keys and accounting into @u;

@@ -31,13 +31,13 @@
 #include <bfs/core.h>
 #include <bfs/extent_format.h>
 #include <bfs/format.h>
+#include <bfs/fs_repair.h>
 #include <bfs/os.h>
 
 #include <stdio.h>
 #include <string.h>
 
 #include "fs_check.h"
-#include "../fs/data.h"	/* the data layer's bucket table */
 
 #define OWNER_JOURNAL	(1u << 0)
 #define OWNER_NODE	(1u << 1)
@@ -377,7 +377,7 @@ static void check_bucket(struct alloc_check *ac, u64 b)
 		return;
 	ret = write_key(fc, b, gen, bi->live);
 	if (!ret)
-		ret = bfs_data_bucket_adopt(fc->fs->data, b, gen, bi->live);
+		ret = bfs_fs_bucket_adopt(fc->fs, b, gen, bi->live);
 	fsck_repair(fc, code, ret);
 }
 

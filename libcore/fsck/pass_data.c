@@ -12,6 +12,7 @@
 #include <bfs/core.h>
 #include <bfs/extent_format.h>
 #include <bfs/format.h>
+#include <bfs/fs_repair.h>
 #include <bfs/os.h>
 
 #include <stdio.h>
@@ -19,7 +20,6 @@
 
 
 #include "fs_check.h"
-#include "../fs/data.h"	/* the data layer's bucket generations */
 
 int fsck_verify_chunk(struct fs_check *fc, const struct bfs_bkey *k, char *why, size_t why_len)
 {
@@ -43,12 +43,10 @@ struct data_check {
 
 static bool already_reported(struct data_check *dc, const struct bfs_extent_v *v)
 {
-	struct bfs_fs_data *d = dc->fc->fs->data;
-	u64 b = bfs_data_bucket_of(d, le64_to_cpu(v->offset));
 	char why[160];
 
-	return fsck_extent_ptr_bad(dc->fc, v, why, sizeof(why)) || !bfs_data_bucket_valid(d, b) ||
-	       bfs_data_bucket_gen(d, b) != le32_to_cpu(v->gen);
+	return fsck_extent_ptr_bad(dc->fc, v, why, sizeof(why)) ||
+	       !bfs_fs_extent_bucket_current(dc->fc->fs, v);
 }
 
 static int check_extent(struct data_check *dc, const struct bfs_bkey *k)

@@ -30,7 +30,6 @@
 #include <sys/stat.h>
 
 #include "fs_check.h"
-#include "../fs/data.h"	/* BFS_DATA_MAX_BYTES */
 
 #define MAX_FILE_SECTORS	(BFS_DATA_MAX_BYTES >> BFS_SECTOR_SHIFT)
 
