@@ -370,6 +370,20 @@ static int ask_flusher(struct bfs_journal *j)
 	return j->cur_seq == seq && j->flusher_writes != gen ? j->flusher_ret : 0;
 }
 
+/*
+ * Lock held, the open entry must go out: wait for a write in flight, else
+ * hand it to the flusher (unless this thread is the writer), else write it
+ * here.
+ */
+static int journal_push(struct bfs_journal *j)
+{
+	if (j->writing)
+		return journal_wait_writer(j);
+	if (j->flusher_on && journal_writer != j)
+		return ask_flusher(j);
+	return journal_write_locked(j);
+}
+
 int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *seq_out)
 {
 	int ret;
@@ -410,13 +424,7 @@ int bfs_journal_add(struct bfs_journal *j, const void *entries, u32 u64s, u64 *s
 		 * swap, not for the I/O), else write it here; with a write in
 		 * flight, wait for it.
 		 */
-		if (j->writing) {
-			ret = journal_wait_writer(j);
-		} else if (j->flusher_on && journal_writer != j) {
-			ret = ask_flusher(j);
-		} else {
-			ret = journal_write_locked(j);
-		}
+		ret = journal_push(j);
 	}
 	bfs_mutex_unlock(&j->lock);
 	return ret;
@@ -435,12 +443,8 @@ int bfs_journal_close_entry(struct bfs_journal *j)
 			break;
 		if (!j->read_done) {
 			ret = -EINVAL;
-		} else if (j->writing) {
-			ret = journal_wait_writer(j);
-		} else if (j->flusher_on && journal_writer != j) {
-			ret = ask_flusher(j);
 		} else {
-			ret = journal_write_locked(j);
+			ret = journal_push(j);
 		}
 	}
 	bfs_mutex_unlock(&j->lock);
