@@ -37,28 +37,6 @@ static struct bfs_dev *mkfs(u64 size, u32 bucket, u32 node, u8 compression)
 	return tu_mkfs_fs(size, node, bucket, compression);
 }
 
-static struct bfs_fs *fs_open(struct bfs_dev *dev)
-{
-	struct bfs_fs_opts o = { 0 };
-	struct bfs_fs *fs = NULL;
-	int ret = bfs_fs_open(dev, &o, &fs);
-
-	ck_assert_msg(!ret, "open: %d (%s)", ret, tu_last_err);
-	/* the alloc keys always agree with the extents they count */
-	ck_assert_uint_eq(tu_nr_warns, 0);
-	return fs;
-}
-
-static u64 mkfile(struct bfs_fs *fs, const char *name)
-{
-	struct bfs_creds cr = { 0, 0 };
-	struct bfs_stat st;
-	int ret = bfs_fs_mknod(fs, BFS_ROOT_INO, name, strlen(name), S_IFREG | 0644, 0, &cr, &st);
-
-	ck_assert_msg(!ret, "mknod %s: %d", name, ret);
-	return st.ino;
-}
-
 static u64 lookup(struct bfs_fs *fs, const char *name)
 {
 	struct bfs_stat st;
@@ -93,16 +71,6 @@ static u64 rnd(void)
 	return rnd_state;
 }
 
-static void fill_random(u8 *p, size_t n, u64 seed)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		p[i] = (u8)(seed >> 56);
-	}
-}
-
 static void write_all(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off)
 {
 	ssize_t n = bfs_fs_write(fs, ino, buf, len, off);
@@ -135,10 +103,10 @@ static void check_file(struct bfs_fs *fs, u64 ino, const u8 *model, u64 size)
 START_TEST(test_roundtrip)
 {
 	struct bfs_dev *dev = mkfs(128 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	const u64 max = 1 * MiB;
 	u8 *model = bfs_zalloc(max), *buf = bfs_malloc(max);
-	u64 ino = mkfile(fs, "f"), size = 0;
+	u64 ino = tu_mkfile(fs, "f"), size = 0;
 	unsigned i;
 
 	ck_assert_ptr_nonnull(model);
@@ -165,7 +133,7 @@ START_TEST(test_roundtrip)
 			off = BFS_ROUND_DOWN(off, 4096);
 		if (rnd() % 8 == 0)
 			off = size < max - len ? size : off;	/* append */
-		fill_random(buf, len, rnd());
+		tu_fill_random(buf, len, rnd());
 		write_all(fs, ino, buf, len, off);
 		memcpy(model + off, buf, len);
 		size = BFS_MAX(size, off + len);
@@ -182,7 +150,7 @@ START_TEST(test_roundtrip)
 	}
 	check_file(fs, ino, model, size);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	check_file(fs, lookup(fs, "f"), model, size);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_free(model);
@@ -194,12 +162,12 @@ END_TEST
 START_TEST(test_sparse)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 ino = mkfile(fs, "sparse"), big = 1 * TiB;
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 ino = tu_mkfile(fs, "sparse"), big = 1 * TiB;
 	u8 buf[8192], zero[8192] = { 0 };
 	struct bfs_stat st;
 
-	fill_random(buf, sizeof(buf), 7);
+	tu_fill_random(buf, sizeof(buf), 7);
 	write_all(fs, ino, buf, 4096, big - 4096);
 	write_all(fs, ino, buf, 100, 1 * MiB + 3);
 	st = getattr(fs, ino);
@@ -229,11 +197,11 @@ END_TEST
 START_TEST(test_truncate)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 ino = mkfile(fs, "t"), size = 200 * KiB + 77;
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 ino = tu_mkfile(fs, "t"), size = 200 * KiB + 77;
 	u8 *model = bfs_zalloc(MiB);
 
-	fill_random(model, size, 3);
+	tu_fill_random(model, size, 3);
 	write_all(fs, ino, model, size, 0);
 	check_file(fs, ino, model, size);
 
@@ -254,7 +222,7 @@ START_TEST(test_truncate)
 	memset(model, 0, 10);
 	check_file(fs, ino, model, 5010);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	check_file(fs, ino, model, 5010);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_free(model);
@@ -283,12 +251,12 @@ static int map_fn(void *ctx, const struct bfs_fs_extent *e)
 START_TEST(test_fallocate)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 ino = mkfile(fs, "fa"), size = 512 * KiB;
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 ino = tu_mkfile(fs, "fa"), size = 512 * KiB;
 	u8 *model = bfs_zalloc(2 * MiB);
 	struct map_ctx m = { 0 };
 
-	fill_random(model, size, 5);
+	tu_fill_random(model, size, 5);
 	write_all(fs, ino, model, size, 0);
 	/* punch: unaligned edges zeroed, size kept */
 	ck_assert_int_eq(bfs_fs_fallocate(fs, ino, BFS_FALLOC_PUNCH_HOLE, 1000, 1000), -EOPNOTSUPP);
@@ -318,7 +286,7 @@ START_TEST(test_fallocate)
 	ck_assert_uint_gt(m.unwritten, 0);
 	ck_assert_uint_ge(getattr(fs, ino).blocks * 512, size - 4096);
 	/* writes into an unwritten extent */
-	fill_random(model + 800000, 5000, 9);
+	tu_fill_random(model + 800000, 5000, 9);
 	write_all(fs, ino, model + 800000, 5000, 800000);
 	check_file(fs, ino, model, size);
 	/* KEEP_SIZE beyond the end: blocks allocated, size unchanged, truncate drops them */
@@ -330,7 +298,7 @@ START_TEST(test_fallocate)
 	/* already allocated: needs no space, however full the filesystem */
 	ck_assert_int_eq(bfs_fs_fallocate(fs, ino, BFS_FALLOC_KEEP_SIZE, 0, size), 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	check_file(fs, ino, model, size);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_free(model);
@@ -341,13 +309,13 @@ END_TEST
 START_TEST(test_checksum)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 ino = mkfile(fs, "c");
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 ino = tu_mkfile(fs, "c");
 	u8 buf[3 * 65536], out[3 * 65536];
 	struct map_ctx m = { 0 };
 	unsigned errs;
 
-	fill_random(buf, sizeof(buf), 11);
+	tu_fill_random(buf, sizeof(buf), 11);
 	write_all(fs, ino, buf, sizeof(buf), 0);
 	ck_assert_int_eq(bfs_fs_map(fs, ino, map_fn, &m), 0);
 	ck_assert_uint_eq(m.nr, 3);
@@ -375,13 +343,13 @@ END_TEST
 START_TEST(test_stale_pointer)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 a = mkfile(fs, "a"), b = mkfile(fs, "b"), kbuf[32];
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 a = tu_mkfile(fs, "a"), b = tu_mkfile(fs, "b"), kbuf[32];
 	struct bfs_bkey *k = (struct bfs_bkey *)kbuf;
 	struct bfs_extent_v *v = (struct bfs_extent_v *)k->v;
 	u8 buf[65536], out[65536];
 
-	fill_random(buf, sizeof(buf), 41);
+	tu_fill_random(buf, sizeof(buf), 41);
 	write_all(fs, a, buf, sizeof(buf), 0);
 	/* file b gets a copy of a's extent key, with the wrong generation */
 	ck_assert_int_eq(bfs_btree_lookup(bfs_fs_core(fs), BFS_BTREE_EXTENTS,
@@ -412,15 +380,15 @@ static u64 free_bytes(struct bfs_fs *fs)
 START_TEST(test_zstd)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_ZSTD);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 a = mkfile(fs, "text"), b = mkfile(fs, "random"), f0, f1, f2;
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 a = tu_mkfile(fs, "text"), b = tu_mkfile(fs, "random"), f0, f1, f2;
 	size_t len = 4 * MiB, i;
 	u8 *text = bfs_malloc(len), *rnd_buf = bfs_malloc(MiB);
 	struct map_ctx m = { 0 };
 
 	for (i = 0; i < len; i++)
 		text[i] = "the quick brown fox jumps over the lazy dog\n"[i % 44];
-	fill_random(rnd_buf, MiB, 13);
+	tu_fill_random(rnd_buf, MiB, 13);
 	f0 = free_bytes(fs);
 	write_all(fs, a, text, len, 0);
 	f1 = free_bytes(fs);
@@ -440,7 +408,7 @@ START_TEST(test_zstd)
 	check_file(fs, a, text, len);
 	check_file(fs, b, rnd_buf, MiB);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	check_file(fs, a, text, len);
 	check_file(fs, b, rnd_buf, MiB);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
@@ -470,7 +438,7 @@ static unsigned fill(struct bfs_fs *fs, const char *prefix, u8 *buf, u64 *bytes)
 			return n;
 		ck_assert_int_eq(ret, 0);
 		ino = st.ino;
-		fill_random(buf, MiB, n);
+		tu_fill_random(buf, MiB, n);
 		w = bfs_fs_write(fs, ino, buf, MiB, 0);
 		if (w > 0)
 			*bytes += (u64)w;
@@ -490,7 +458,7 @@ static void verify_files(struct bfs_fs *fs, const char *prefix, unsigned nr, u8 
 		char name[64];
 
 		snprintf(name, sizeof(name), "%s%u", prefix, n);
-		fill_random(model, MiB, n);
+		tu_fill_random(model, MiB, n);
 		ck_assert_int_eq(bfs_fs_read(fs, lookup(fs, name), buf, MiB, 0), (ssize_t)MiB);
 		ck_assert_msg(!memcmp(buf, model, MiB), "file %s differs", name);
 	}
@@ -499,7 +467,7 @@ static void verify_files(struct bfs_fs *fs, const char *prefix, unsigned nr, u8 
 START_TEST(test_enospc_cycles)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 256 * KiB, 64 * KiB, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	u8 *buf = bfs_malloc(MiB), *model = bfs_malloc(MiB);
 	u64 f_empty = free_bytes(fs), bytes, first = 0;
 	unsigned round, nr, n;
@@ -519,7 +487,7 @@ START_TEST(test_enospc_cycles)
 		/* nothing written before ENOSPC is damaged, also after a reopen */
 		verify_files(fs, "f", nr, buf, model);
 		ck_assert_int_eq(bfs_fs_close(fs), 0);
-		fs = fs_open(dev);
+		fs = tu_fs_open(dev);
 		verify_files(fs, "f", nr, buf, model);
 		for (n = 0; n < nr; n++) {
 			char name[64];
@@ -547,11 +515,11 @@ END_TEST
 START_TEST(test_space_accounting)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	u8 *buf = bfs_malloc(4 * MiB);
-	u64 f0, f1, f2, ino = mkfile(fs, "s");
+	u64 f0, f1, f2, ino = tu_mkfile(fs, "s");
 
-	fill_random(buf, 4 * MiB, 1);
+	tu_fill_random(buf, 4 * MiB, 1);
 	f0 = free_bytes(fs);
 	write_all(fs, ino, buf, 4 * MiB, 0);
 	f1 = free_bytes(fs);
@@ -575,17 +543,17 @@ END_TEST
 START_TEST(test_fsync_durable)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev), *fs2;
+	struct bfs_fs *fs = tu_fs_open(dev), *fs2;
 	struct bfs_dev *clone;
 	u8 buf[100000], out[100000];
-	u64 ino = mkfile(fs, "d");
+	u64 ino = tu_mkfile(fs, "d");
 
-	fill_random(buf, sizeof(buf), 21);
+	tu_fill_random(buf, sizeof(buf), 21);
 	write_all(fs, ino, buf, sizeof(buf), 12345);
 	ck_assert_int_eq(bfs_fs_fsync(fs, ino, false), 0);
 	ck_assert_int_eq(bfs_fs_fsync(fs, BFS_ROOT_INO, false), 0);
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &clone), 0);
-	fs2 = fs_open(clone);
+	fs2 = tu_fs_open(clone);
 	ino = lookup(fs2, "d");
 	ck_assert_uint_eq(getattr(fs2, ino).size, sizeof(buf) + 12345);
 	ck_assert_int_eq(bfs_fs_read(fs2, ino, out, sizeof(out), 12345), (ssize_t)sizeof(out));
@@ -593,11 +561,11 @@ START_TEST(test_fsync_durable)
 	ck_assert_int_eq(bfs_fs_close(fs2), 0);
 	bfs_dev_close(clone);
 	/* fdatasync after an overwrite */
-	fill_random(buf, 5000, 22);
+	tu_fill_random(buf, 5000, 22);
 	write_all(fs, lookup(fs, "d"), buf, 5000, 12345);
 	ck_assert_int_eq(bfs_fs_fsync(fs, lookup(fs, "d"), true), 0);
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &clone), 0);
-	fs2 = fs_open(clone);
+	fs2 = tu_fs_open(clone);
 	ck_assert_int_eq(bfs_fs_read(fs2, lookup(fs2, "d"), out, sizeof(out), 12345),
 			 (ssize_t)sizeof(out));
 	ck_assert(!memcmp(buf, out, sizeof(out)));
@@ -612,19 +580,19 @@ END_TEST
 START_TEST(test_copygc)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 256 * KiB, 64 * KiB, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
-	u64 f0 = free_bytes(fs), ino = mkfile(fs, "g");
+	struct bfs_fs *fs = tu_fs_open(dev);
+	u64 f0 = free_bytes(fs), ino = tu_mkfile(fs, "g");
 	u64 size = BFS_ROUND_DOWN(f0 / 2, 64 * KiB), written = 0;
 	u64 total = 2 * free_bytes(fs);
 	u8 *model = bfs_malloc(size), blk[4096];
 	unsigned i = 0;
 
-	fill_random(model, size, 31);
+	tu_fill_random(model, size, 31);
 	write_all(fs, ino, model, size, 0);
 	while (written < total) {
 		u64 off = (rnd() % (size / 4096)) * 4096;
 
-		fill_random(blk, sizeof(blk), i++);
+		tu_fill_random(blk, sizeof(blk), i++);
 		write_all(fs, ino, blk, sizeof(blk), off);
 		memcpy(model + off, blk, sizeof(blk));
 		written += sizeof(blk);
@@ -632,7 +600,7 @@ START_TEST(test_copygc)
 	check_file(fs, ino, model, size);
 	ck_assert_uint_eq(getattr(fs, ino).blocks, size / 512);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	check_file(fs, ino, model, size);
 	/*
 	 * Thousands of extents in many buckets: unlink gives the space back
@@ -641,7 +609,7 @@ START_TEST(test_copygc)
 	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, "g", 1), 0);
 	ck_assert_uint_ge(free_bytes(fs) + 4 * MiB, f0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	ck_assert_uint_ge(free_bytes(fs) + 4 * MiB, f0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_free(model);
@@ -670,9 +638,9 @@ static int count_compressed(void *ctx, const struct bfs_fs_extent *e)
 
 static void fsx(struct bfs_dev *dev, unsigned ops, u64 max, bool compressible)
 {
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	u8 *model = bfs_zalloc(max), *buf = bfs_malloc(max);
-	u64 ino = mkfile(fs, "fsx"), size = 0;
+	u64 ino = tu_mkfile(fs, "fsx"), size = 0;
 	unsigned i;
 
 	if (getenv("BFS_FSX_OPS"))
@@ -689,7 +657,7 @@ static void fsx(struct bfs_dev *dev, unsigned ops, u64 max, bool compressible)
 			if (compressible)
 				fill_runs(buf, len, rnd());
 			else
-				fill_random(buf, len, rnd());
+				tu_fill_random(buf, len, rnd());
 			write_all(fs, ino, buf, len, off);
 			memcpy(model + off, buf, len);
 			size = BFS_MAX(size, off + len);
@@ -728,7 +696,7 @@ static void fsx(struct bfs_dev *dev, unsigned ops, u64 max, bool compressible)
 				      i, (unsigned long long)off, (unsigned long long)len);
 		} else {				/* reopen */
 			ck_assert_int_eq(bfs_fs_close(fs), 0);
-			fs = fs_open(dev);
+			fs = tu_fs_open(dev);
 		}
 		if (i % 64 == 0)
 			check_file(fs, ino, model, size);
@@ -741,7 +709,7 @@ static void fsx(struct bfs_dev *dev, unsigned ops, u64 max, bool compressible)
 		ck_assert_uint_gt(nr, 0);
 	}
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	check_file(fs, ino, model, size);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_free(model);
@@ -804,7 +772,7 @@ END_TEST
 START_TEST(test_replay_space_hooks)
 {
 	struct bfs_dev *dev = mkfs(64 * MiB, 256 * KiB, 64 * KiB, BFS_COMPRESSION_NONE);
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	struct bfs_core_opts co = {
 		.space_init = bfs_fs_data_space_init,
 		.space_replay_key = bfs_fs_data_space_replay_key,
@@ -814,9 +782,9 @@ START_TEST(test_replay_space_hooks)
 	struct bfs_core *c;
 	struct bfs_fs fake;
 	u8 *buf = bfs_malloc(8 * MiB);
-	u64 ino = mkfile(fs, "big");
+	u64 ino = tu_mkfile(fs, "big");
 
-	fill_random(buf, 8 * MiB, 51);
+	tu_fill_random(buf, 8 * MiB, 51);
 	write_all(fs, ino, buf, 8 * MiB, 0);
 	ck_assert_int_eq(bfs_fs_fsync(fs, ino, false), 0);
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &clone), 0);	/* a crash: replay needed */
@@ -844,7 +812,7 @@ START_TEST(test_replay_space_hooks)
 	/* and the filesystem itself opens after the crash with everything intact */
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &clone), 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(clone);
+	fs = tu_fs_open(clone);
 	check_file(fs, lookup(fs, "big"), buf, 8 * MiB);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_dev_close(clone);
@@ -889,7 +857,7 @@ static void *writer_fn(void *arg)
 			w->size = off;
 			continue;
 		}
-		fill_random(buf, len, w->seed);
+		tu_fill_random(buf, len, w->seed);
 		n = bfs_fs_write(w->fs, w->ino, buf, len, off);
 		if (n != (ssize_t)len) {
 			w->err = n < 0 ? (int)n : -EIO;
@@ -906,7 +874,7 @@ static void *writer_fn(void *arg)
 static void run_writers(struct bfs_dev *dev, unsigned nr, u64 max, u64 volume, u64 max_len,
 			bool truncates)
 {
-	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_fs *fs = tu_fs_open(dev);
 	struct writer w[8];
 	bfs_thread th[8];
 	unsigned i;
@@ -915,7 +883,7 @@ static void run_writers(struct bfs_dev *dev, unsigned nr, u64 max, u64 volume, u
 		char name[16];
 
 		snprintf(name, sizeof(name), "w%u", i);
-		w[i] = (struct writer){ .fs = fs, .ino = mkfile(fs, name), .max = max,
+		w[i] = (struct writer){ .fs = fs, .ino = tu_mkfile(fs, name), .max = max,
 					.volume = volume, .max_len = max_len,
 					.truncates = truncates, .model = bfs_zalloc(max),
 					.seed = i + 1 };
@@ -928,7 +896,7 @@ static void run_writers(struct bfs_dev *dev, unsigned nr, u64 max, u64 volume, u
 		check_file(fs, w[i].ino, w[i].model, w[i].size);
 	}
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
-	fs = fs_open(dev);
+	fs = tu_fs_open(dev);
 	for (i = 0; i < nr; i++) {
 		check_file(fs, w[i].ino, w[i].model, w[i].size);
 		bfs_free(w[i].model);
@@ -1064,8 +1032,8 @@ START_TEST(test_read_races_overwrite)
 	tu_log_reset();
 	/* small buckets on a small device: freed buckets come back quickly */
 	tu_format_fs(dev, 16 * MiB, 64 * KiB, 128 * KiB, BFS_COMPRESSION_NONE);
-	r.fs = fs_open(dev);
-	r.ino = mkfile(r.fs, "race");
+	r.fs = tu_fs_open(dev);
+	r.ino = tu_mkfile(r.fs, "race");
 	for (off = 0; off < RACE_FILE; off += 64 * KiB) {
 		for (j = 0; j < 16; j++)
 			race_block(buf + j * 4096, off + j * 4096, 255);
@@ -1081,7 +1049,7 @@ START_TEST(test_read_races_overwrite)
 	ck_assert_uint_gt(r.reads, 0);
 	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
 	/* after a reopen: every block one write's, the space accounted exactly */
-	r.fs = fs_open(dev);
+	r.fs = tu_fs_open(dev);
 	r.done = true;
 	r.writers_done = 0;
 	ck_assert_int_eq(bfs_fs_getattr(r.fs, r.ino, &st), 0);
