@@ -41,7 +41,6 @@ struct bfs_fs;
 void tu_pattern(u8 *buf, size_t len, u64 seed);
 void tu_write_pattern_file(struct bfs_fs *fs, const char *name, size_t len, u64 seed);
 bool tu_pattern_file_ok(struct bfs_fs *fs, const char *name, size_t len, u64 seed, char *why);
-struct bfs_fs;
 /* open the filesystem on @dev; no warnings with the counted prefix may come */
 struct bfs_fs *tu_fs_open(struct bfs_dev *dev);
 /* a new regular file @name in the root directory: its inode number */
