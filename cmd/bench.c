@@ -26,6 +26,7 @@
 #include "bench.h"
 #include "cmd.h"
 #include "output.h"
+#include "sb_options.h"
 
 #include <bfs/btree.h>
 #include <bfs/core.h>
@@ -646,7 +647,7 @@ static const struct bfs_opt bench_opts[] = {
 		"filesystem allows it (default: through the page cache)"),
 	BFS_OPT("data-chunk", 0, BENCH_OPT_DATA_CHUNK, "SIZE",
 		"fs: format with this data chunk size (bfs-format(8))",
-		.values = BFS_VAL_WORDS, .words = "4K 8K 16K 32K 64K"),
+		.values = BFS_VAL_WORDS, .words = BFS_WORDS_DATA_CHUNK),
 	BFS_OPT("seed", 0, BENCH_OPT_SEED, "S",
 		"seed of the key sets, sizes, offsets and the tree\n"
 		"(default 42)"),

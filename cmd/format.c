@@ -7,6 +7,7 @@
  * mounted or in-use device is refused even with --force.
  */
 #include "cmd.h"
+#include "sb_options.h"
 
 #include <bfs/checksum.h>
 #include <bfs/mkfs.h>
@@ -46,11 +47,11 @@ static const struct bfs_opt format_opts[] = {
 	BFS_OPT("errors", 0, OPT_ERRORS, "BEHAVIOUR",
 		"on damaged metadata a mount goes on\n(continue, the default), refuses writes from then\n"
 		"on (remount-ro) or stops (panic)",
-		.values = BFS_VAL_WORDS, .words = "continue remount-ro panic"),
+		.values = BFS_VAL_WORDS, .words = BFS_WORDS_ERRORS),
 	BFS_OPT("data-chunk", 0, OPT_DATA_CHUNK, "SIZE",
 		"file data is checksummed (and compressed) in chunks\nof SIZE, 4K to 64K (default 64K): what a small\n"
 		"random read reads and verifies",
-		.values = BFS_VAL_WORDS, .words = "4K 8K 16K 32K 64K"),
+		.values = BFS_VAL_WORDS, .words = BFS_WORDS_DATA_CHUNK),
 	BFS_OPT("discard", 0, OPT_DISCARD, NULL, "discard the whole device first"),
 	BFS_OPT("size", 0, OPT_SIZE, "SIZE", "create (or grow) DEVICE as a sparse image file"),
 	BFS_OPT("force", 'f', 0, NULL, "overwrite an existing filesystem or partition table"),

@@ -94,7 +94,7 @@ static int set_sb(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur, stru
 		}
 		bfs_sbopt_describe(i, next, after);
 		s->changed += !!strcmp(before, after);
-		say(s->r, "%s: %s -> %s%s\n", bfs_sbopts[i].name, before, after,
+		say(s->r, "%s: %s -> %s%s\n", bfs_sbopt_name(i), before, after,
 		    strcmp(before, after) ? "" : " (unchanged)");
 	}
 	next->csum = cpu_to_le64(bfs_sb_csum(next));
@@ -148,7 +148,7 @@ static void control_set(struct bfs_fuse *f, struct bfs_ctl_req *r)
 		if (!bfs_sbopts[o].live) {
 			r->result = -EBUSY;
 			say(r, "%s cannot change while the filesystem is mounted; unmount it "
-			    "first", bfs_sbopts[o].name);
+			    "first", bfs_sbopt_name(o));
 			return;
 		}
 		s.val[o] = eq + 1;

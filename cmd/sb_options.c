@@ -14,18 +14,17 @@
 #include <string.h>
 #include <uuid.h>
 
+/* what the rows of bfs_sbopt_settings[] do not say (names: bfs_sbopt_name()) */
 const struct bfs_sbopt_info bfs_sbopts[BFS_SBOPT_NR] = {
-	[BFS_SBOPT_LABEL]	= { "label", "TEXT (at most 64 bytes, empty to clear)", false, true },
+	[BFS_SBOPT_LABEL]	= { "TEXT (at most 64 bytes, empty to clear)", false, true },
 	/* journal entries carry the UUID: replay would skip every old one */
-	[BFS_SBOPT_UUID]	= { "uuid", "UUID, random or time", true, false },
-	[BFS_SBOPT_COMPRESSION]	= { "compression", "none or zstd[:LEVEL] (new data)", false, true },
-	[BFS_SBOPT_CHECKSUM]	= { "checksum", "xxhash or none (new file data)", false, true },
-	[BFS_SBOPT_COMMIT]	= { "commit", "SECONDS between periodic commits, 0 for none",
+	[BFS_SBOPT_UUID]	= { "UUID, random or time", true, false },
+	[BFS_SBOPT_COMPRESSION]	= { "none or zstd[:LEVEL] (new data)", false, true },
+	[BFS_SBOPT_CHECKSUM]	= { "xxhash or none (new file data)", false, true },
+	[BFS_SBOPT_COMMIT]	= { "SECONDS between periodic commits, 0 for none", false, true },
+	[BFS_SBOPT_ERRORS]	= { "continue, remount-ro or panic (on a metadata error)",
 				    false, true },
-	[BFS_SBOPT_ERRORS]	= { "errors", "continue, remount-ro or panic (on a metadata error)",
-				    false, true },
-	[BFS_SBOPT_DATA_CHUNK]	= { "data_chunk", "SIZE, 4K to 64K (chunks of new file data)",
-				    false, true },
+	[BFS_SBOPT_DATA_CHUNK]	= { "SIZE, 4K to 64K (chunks of new file data)", false, true },
 };
 
 const struct bfs_opt bfs_sbopt_settings[BFS_SBOPT_NR + 1] = {
@@ -45,11 +44,11 @@ const struct bfs_opt bfs_sbopt_settings[BFS_SBOPT_NR + 1] = {
 	[BFS_SBOPT_ERRORS] = BFS_OPT("errors", 0, BFS_SBOPT_ERRORS, "BEHAVIOUR",
 		"on a metadata error a mount goes on (continue), refuses\n"
 		"writes from then on (remount-ro) or stops (panic)",
-		.values = BFS_VAL_WORDS, .words = "continue remount-ro panic"),
+		.values = BFS_VAL_WORDS, .words = BFS_WORDS_ERRORS),
 	[BFS_SBOPT_DATA_CHUNK] = BFS_OPT("data_chunk", 0, BFS_SBOPT_DATA_CHUNK, "SIZE",
 		"new file data is checksummed (and compressed) in chunks of\n"
 		"SIZE, 4K to 64K; data already written keeps its chunks",
-		.values = BFS_VAL_WORDS, .words = "4K 8K 16K 32K 64K"),
+		.values = BFS_VAL_WORDS, .words = BFS_WORDS_DATA_CHUNK),
 	{ 0 }
 };
 
@@ -60,7 +59,7 @@ int bfs_sbopt_find(const char *name, size_t len)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(bfs_sbopts); i++)
-		if (strlen(bfs_sbopts[i].name) == len && !strncmp(bfs_sbopts[i].name, name, len))
+		if (strlen(bfs_sbopt_name(i)) == len && !strncmp(bfs_sbopt_name(i), name, len))
 			return (int)i;
 	return -1;
 }

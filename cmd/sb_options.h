@@ -21,14 +21,22 @@ enum bfs_sbopt {
 };
 
 struct bfs_sbopt_info {
-	const char *name;
-	const char *values;	/* for messages and --help */
+	const char *values;	/* for messages */
 	bool	needs_clean;	/* the journal must hold nothing to replay */
 	bool	live;		/* may change on a mounted filesystem */
 };
 extern const struct bfs_sbopt_info bfs_sbopts[BFS_SBOPT_NR];
-/* the same settings as option-table rows: set-option's --help and completion */
+/* the settings as option-table rows: names, set-option's --help and completion */
 extern const struct bfs_opt bfs_sbopt_settings[BFS_SBOPT_NR + 1];
+
+static inline const char *bfs_sbopt_name(enum bfs_sbopt opt)
+{
+	return bfs_sbopt_settings[opt].name;
+}
+
+/* the values completion offers, shared with format's and bench's options of the same name */
+#define BFS_WORDS_ERRORS	"continue remount-ro panic"	/* bfs_errors_name() */
+#define BFS_WORDS_DATA_CHUNK	"4K 8K 16K 32K 64K"
 
 /* the option called @name (@len bytes), or -1 */
 int bfs_sbopt_find(const char *name, size_t len);

@@ -61,7 +61,7 @@ static int parse_changes(const struct bfs_cmd *cmd, int argc, char **argv, struc
 		}
 		for (j = 0; j < nr; j++)
 			if (ch[j].opt == (enum bfs_sbopt)o) {
-				bfs_cmd_usage_error(cmd, "option '%s' given twice", bfs_sbopts[o].name);
+				bfs_cmd_usage_error(cmd, "option '%s' given twice", bfs_sbopt_name(o));
 				return -1;
 			}
 		ch[nr++] = (struct change){ .opt = (enum bfs_sbopt)o, .arg = argv[i],
@@ -107,7 +107,7 @@ static int set_mounted(const struct bfs_cmd *cmd, const char *path, const struct
 		if (!bfs_sbopts[ch[i].opt].live)
 			return bfs_cmd_error(cmd, "'%s' is mounted on %s; %s can only change on an "
 					     "unmounted filesystem: unmount it first", path, mnt,
-					     bfs_sbopts[ch[i].opt].name);
+					     bfs_sbopt_name(ch[i].opt));
 		if (used + len >= sizeof(req.args))
 			return bfs_cmd_usage_error(cmd, "the options are too long");
 		memcpy(req.args + used, ch[i].arg, len);
@@ -167,7 +167,7 @@ static int set_options(const struct bfs_cmd *cmd, struct bfs_dev *dev, const cha
 		if (bfs_sbopts[ch[i].opt].needs_clean && !(le32_to_cpu(sb->flags) & BFS_SB_CLEAN)) {
 			bfs_cmd_error(cmd, "'%s' was not closed cleanly and its journal needs replay; "
 				      "%s can only change on a clean filesystem (mount and unmount it, "
-				      "or run 'bfs fsck', first)", path, bfs_sbopts[ch[i].opt].name);
+				      "or run 'bfs fsck', first)", path, bfs_sbopt_name(ch[i].opt));
 			goto out;
 		}
 		bfs_sbopt_describe(ch[i].opt, sb, before);
@@ -178,7 +178,7 @@ static int set_options(const struct bfs_cmd *cmd, struct bfs_dev *dev, const cha
 		bfs_sbopt_describe(ch[i].opt, sb, after);
 		if (strcmp(before, after))
 			changed++;
-		printf("%s: %s -> %s%s\n", bfs_sbopts[ch[i].opt].name, before, after,
+		printf("%s: %s -> %s%s\n", bfs_sbopt_name(ch[i].opt), before, after,
 		       strcmp(before, after) ? "" : " (unchanged)");
 	}
 	/* validation checks the checksum too; bfs_sb_write() sets it again */

@@ -128,8 +128,7 @@ static int dev_probe(struct bfs_dev *dev, const struct stat *st)
 		dev->sector_size = BFS_DEV_FILE_SECTOR_SIZE;
 		return 0;
 	}
-	if (ioctl(dev->fd, BLKGETSIZE64, &size) < 0 ||
-	    ioctl(dev->fd, BLKSSZGET, &ssz) < 0)
+	if (bfs_os_fd_size(dev->fd, true, &size) || ioctl(dev->fd, BLKSSZGET, &ssz) < 0)
 		return -errno;
 	if (ssz <= 0 || !bfs_is_pow2((u64)ssz))
 		return -ENODEV;

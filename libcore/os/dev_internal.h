@@ -116,6 +116,9 @@ struct bfs_os_xfer {
 int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order);
 bool bfs_os_uring_available(void);
 
+/* dev_size.c: the size in bytes of open @fd, a block device or a regular file */
+int bfs_os_fd_size(int fd, bool blockdev, u64 *size);
+
 /* iolog.c: append a record of a completed operation (no-op if not recording) */
 void bfs_iolog_rec_io(struct bfs_dev *dev, enum bfs_iolog_type type,
 		      u64 off, const void *buf, u64 len);

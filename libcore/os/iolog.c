@@ -505,12 +505,9 @@ static int iolog_file_size(int fd, u64 *size)
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (S_ISBLK(st.st_mode))	/* a kernel log device */
-		return ioctl(fd, BLKGETSIZE64, size) < 0 ? -errno : 0;
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))	/* block: a kernel log device */
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	*size = (u64)st.st_size;
-	return 0;
+	return bfs_os_fd_size(fd, S_ISBLK(st.st_mode), size);
 }
 
 static int iolog_read_super(struct iolog_parser *p, u64 *nr_entries)
