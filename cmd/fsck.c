@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * bfs fsck: offline check and repair with fsck(8) conventions: -n / -y / -p,
- * exit codes 0/1/4/8/16/32, -n opens the device read-only and writes nothing
+ * exit codes 0/1/4/8/16/32 (SIGINT/SIGTERM cancel), -n opens the device read-only and writes nothing
  * at all, every line starts with the device (fsck -A interleaves several),
  * -C FD progress as e2fsck, UUID= and LABEL= devices as fstab names them,
  * and --json for monitoring scripts.
@@ -16,6 +16,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,39 @@ struct fsck_cmd {
 	bool	no_more_input;		/* end of input: every later question is "no" */
 };
 
+/*
+ * SIGINT or SIGTERM: stop as e2fsck does, with exit status 32.  With -n
+ * nothing is ever written, so the check stops at once (at its next progress
+ * step, or at a second signal); otherwise no repair starts after the signal,
+ * the running pass finishes what it was doing and the filesystem is closed
+ * as after any run (libcore's f->cancel).
+ */
+static volatile sig_atomic_t cancel_requested;
+static volatile sig_atomic_t cancel_readonly;	/* -n: a second signal ends it in the handler */
+
+static void on_cancel_signal(int sig)
+{
+	static const char msg[] = "bfs fsck: cancelled (nothing was written)\n";
+
+	(void)sig;
+	if (cancel_requested && cancel_readonly) {
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			_exit(BFS_FSCK_CANCELED);
+		_exit(BFS_FSCK_CANCELED);
+	}
+	cancel_requested = 1;
+}
+
+static void catch_cancel_signals(bool readonly)
+{
+	struct sigaction sa = { .sa_handler = on_cancel_signal, .sa_flags = SA_RESTART };
+
+	cancel_readonly = readonly;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 static void say(struct fsck_cmd *fc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(struct fsck_cmd *fc, const char *fmt, ...)
 {
@@ -104,10 +139,26 @@ static void report(void *ctx, const struct bfs_fsck_report *r)
 		fsck_json_add(&fc->problems, r);
 }
 
+static void print_json(struct fsck_cmd *fc, int ret);
+
+/* -n, cancelled: the device was opened read-only, so stopping here loses nothing */
+static void stop_readonly_check(struct fsck_cmd *fc)
+{
+	bfs_progress_done(&fc->progress);
+	fc->f.cancelled = true;
+	say(fc, "check cancelled in pass %u (%s); nothing was written", fc->f.pass,
+	    bfs_fsck_pass_name(fc->f.pass) ?: "?");
+	print_json(fc, BFS_FSCK_CANCELED);
+	exit(BFS_FSCK_CANCELED);
+}
+
 static void progress(void *ctx, unsigned pass, u64 cur, u64 max)
 {
 	struct fsck_cmd *fc = ctx;
 	char name[64];
+
+	if (cancel_requested && fc->f.mode == BFS_FSCK_MODE_NO)
+		stop_readonly_check(fc);
 
 	snprintf(name, sizeof(name), "pass %u (%s)", pass, bfs_fsck_pass_name(pass) ?: "?");
 	bfs_progress_update(&fc->progress, pass, name, cur, max);
@@ -137,6 +188,22 @@ static int parse_answer(const char *s)
 	return 0;
 }
 
+/*
+ * poll(2) returns on a signal even under SA_RESTART, which fgets() would
+ * not: ^C at the prompt cancels.  A terminal hands over one line a read,
+ * so nothing waits in stdio's buffer meanwhile.  False when cancelled.
+ */
+static bool wait_for_answer(void)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+	while (!cancel_requested) {
+		if (poll(&p, 1, -1) > 0 || errno != EINTR)
+			return true;
+	}
+	return false;
+}
+
 static bool ask_tty(void *ctx, const char *prompt)
 {
 	struct fsck_cmd *fc = ctx;
@@ -151,6 +218,10 @@ static bool ask_tty(void *ctx, const char *prompt)
 	for (;;) {
 		fprintf(fc->out, "%s: %s? [y/n/a] ", fc->device, prompt);
 		fflush(fc->out);
+		if (!wait_for_answer()) {
+			fputc('\n', fc->out);
+			return false;	/* cancelled: libcore starts no more repairs */
+		}
 		if (!fgets(line, sizeof(line), stdin)) {
 			fputc('\n', fc->out);
 			say(fc, "end of input: answering no to this and every later question");
@@ -295,6 +366,25 @@ static void summary(struct fsck_cmd *fc, int ret)
 	else if (ret == BFS_FSCK_UNCORRECTED)
 		fprintf(fc->out, "%s: %u problem%s found, %u left unfixed\n", fc->device,
 			f->nr_problems, f->nr_problems == 1 ? "" : "s", f->nr_unfixed);
+	else if (ret == BFS_FSCK_CANCELED)
+		fprintf(fc->out, "%s: check cancelled after pass %u (%s): %u problem%s found, "
+			"%u fixed; run fsck again\n", fc->device, f->pass,
+			bfs_fsck_pass_name(f->pass) ?: "?", f->nr_problems,
+			f->nr_problems == 1 ? "" : "s", f->nr_fixed);
+}
+
+/* the --json summary of a run that started (whatever its end) */
+static void print_json(struct fsck_cmd *fc, int ret)
+{
+	struct fsck_json_run run = {
+		.device = fc->device, .mode = mode_name(fc->f.mode), .f = &fc->f, .ran = true,
+		.error = ret == BFS_FSCK_ERROR ? "the check stopped on an operational error "
+						 "(see the messages)" : NULL,
+		.exit_code = ret,
+	};
+
+	if (fc->json)
+		fsck_json_print(stdout, &fc->problems, &run);
 }
 
 static int parse_args(struct fsck_cmd *fc, int argc, char **argv)
@@ -385,7 +475,9 @@ static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 	fc.f.print = print_line;
 	fc.f.report = report;
 	fc.f.progress = progress;
+	fc.f.cancel = &cancel_requested;
 	fc.f.ctx = &fc;
+	catch_cancel_signals(fc.f.mode == BFS_FSCK_MODE_NO);
 
 	ret = find_device(&fc, argv[optind]);
 	if (!ret)
@@ -407,16 +499,7 @@ static int cmd_fsck(const struct bfs_cmd *cmd, int argc, char **argv)
 	bfs_progress_done(&fc.progress);
 	bfs_cmd_log_to_stderr();
 	summary(&fc, ret);
-	if (fc.json) {
-		struct fsck_json_run run = {
-			.device = fc.device, .mode = mode_name(fc.f.mode), .f = &fc.f, .ran = true,
-			.error = ret == BFS_FSCK_ERROR ? "the check stopped on an operational error "
-							 "(see the messages)" : NULL,
-			.exit_code = ret,
-		};
-
-		fsck_json_print(stdout, &fc.problems, &run);
-	}
+	print_json(&fc, ret);
 	bfs_fsck_release(&fc.f);
 	bfs_dev_close(fc.f.dev);
 out:
@@ -439,6 +522,7 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"journal (in memory with -n) and checks every btree (pass 1), then the\n"
 	"directories, inodes, link counts and file data ownership (pass 2).\n"
 	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
-	"8 operational error, 16 usage error.\n",
+	"8 operational error, 16 usage error, 32 cancelled by SIGINT or SIGTERM\n"
+	"(with -n at once; otherwise no repair starts after it).\n",
 	.args = BFS_ARG_DEVICE,
 };

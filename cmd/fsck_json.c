@@ -113,6 +113,7 @@ static const char *result_name(int code)
 	case BFS_FSCK_CORRECTED:	return "corrected";
 	case BFS_FSCK_UNCORRECTED:	return "uncorrected";
 	case BFS_FSCK_USAGE:		return "usage";
+	case BFS_FSCK_CANCELED:		return "canceled";
 	default:			return "error";
 	}
 }

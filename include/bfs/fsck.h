@@ -8,6 +8,8 @@
 #ifndef BFS_FSCK_H
 #define BFS_FSCK_H
 
+#include <signal.h>
+
 #include "finding.h"
 #include "super.h"
 
@@ -58,11 +60,18 @@ struct bfs_fsck {
 	void (*progress)(void *ctx, unsigned pass, u64 cur, u64 max);
 	void *ctx;
 	u64 cache_bytes;	/* node cache budget for the passes; 0 = the core's default */
+	/*
+	 * set (by a signal handler) to cancel: no repair is started after it,
+	 * the running pass finishes, no later pass starts and the run returns
+	 * BFS_FSCK_CANCELED; optional
+	 */
+	const volatile sig_atomic_t *cancel;
 
 	/* results */
 	unsigned pass;		/* the pass running, or the last one that ran */
 	unsigned nr_problems, nr_fixed, nr_unfixed;
 	bool preen_stopped;	/* -p met a problem it may not fix */
+	bool cancelled;		/* *cancel was seen set */
 	bool btrees_damaged;	/* pass 1 found damage: later passes are skipped */
 	bool journal_salvage;	/* the journal is damaged and was not repaired: later
 				   passes open read-only, replaying what is consistent */
@@ -97,6 +106,8 @@ int bfs_fsck_run(struct bfs_fsck *f);
 void bfs_fsck_release(struct bfs_fsck *f);
 void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* whether the run was cancelled (f->cancel set); once true, stays true */
+bool bfs_fsck_cancelled(struct bfs_fsck *f);
 /* for the passes: the running pass (f->pass) is at @cur of @max; calls the hook, if any */
 void bfs_fsck_progress(struct bfs_fsck *f, u64 cur, u64 max);
 

@@ -43,6 +43,8 @@ int bfs_fsck_run(struct bfs_fsck *f)
 	int ret;
 
 	for (i = 0; i < ARRAY_SIZE(passes); i++) {
+		if (bfs_fsck_cancelled(f))
+			return BFS_FSCK_CANCELED;
 		f->pass = (unsigned)i;
 		if (f->verbose)
 			bfs_fsck_printf(f, "pass %zu: checking %s", i, passes[i].name);
@@ -54,8 +56,11 @@ int bfs_fsck_run(struct bfs_fsck *f)
 		if (f->preen_stopped)
 			break;
 	}
+	if (bfs_fsck_cancelled(f))
+		return BFS_FSCK_CANCELED;
 	if (f->preen_stopped) {
-		bfs_fsck_printf(f, "UNEXPECTED INCONSISTENCY; run fsck manually (without -p)");
+		/* e2fsck's words, which boot scripts and admins look for */
+		bfs_fsck_printf(f, "UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY (without -a or -p)");
 		return BFS_FSCK_UNCORRECTED;
 	}
 	if (f->nr_unfixed)

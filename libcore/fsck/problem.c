@@ -57,6 +57,13 @@ void bfs_fsck_printf(struct bfs_fsck *f, const char *fmt, ...)
 		f->print(f->ctx, line);
 }
 
+bool bfs_fsck_cancelled(struct bfs_fsck *f)
+{
+	if (f->cancel && *f->cancel)
+		f->cancelled = true;
+	return f->cancelled;
+}
+
 void bfs_fsck_progress(struct bfs_fsck *f, u64 cur, u64 max)
 {
 	if (f->progress)
@@ -94,6 +101,13 @@ static bool decide(struct bfs_fsck *f, enum bfs_problem_code code, const struct 
 		return false;
 	}
 
+	if (bfs_fsck_cancelled(f)) {
+		/* a repair is never started once the user asked to stop */
+		bfs_fsck_printf(f, "%s? no (cancelled)", p->prompt);
+		f->nr_unfixed++;
+		report(f, code, loc, detail, false, false);
+		return false;
+	}
 	switch (f->mode) {
 	case BFS_FSCK_MODE_NO:
 		fix = false;

@@ -61,7 +61,7 @@ note "preen: a problem that is not preen-safe stops with exit 4, not repaired"
 fixture f_fs_file_unattached u.img
 expect_rc 4 ./fsck.bcowfs -a u.img
 contains out "u.img: inode is in no directory"
-contains out "u.img: UNEXPECTED INCONSISTENCY; run fsck manually (without -p)"
+contains out "u.img: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY (without -a or -p)"
 expect_rc 4 "$BFS" fsck -n u.img
 contains out "u.img: inode is in no directory"
 
