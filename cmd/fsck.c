@@ -518,9 +518,9 @@ const struct bfs_cmd bfs_cmd_fsck = {
 	"DEVICE is a path, or UUID=... or LABEL=... as in fstab(5).  Without -n, -y\n"
 	"or -p each repair is asked on the terminal (y, n, or a: yes to all); with\n"
 	"no terminal, fsck checks only, as with -n.\n"
-	"\nChecks the superblock and its backup copies (pass 0), then replays the\n"
-	"journal (in memory with -n) and checks every btree (pass 1), then the\n"
-	"directories, inodes, link counts and file data ownership (pass 2).\n"
+	"\nChecks the superblock and its backup copies (pass 0), the journal (pass\n"
+	"1), replays it (in memory with -n) and checks every btree (pass 2), then\n"
+	"the directories, inodes, link counts and file data ownership (pass 3).\n"
 	"Exit status (fsck(8)): 0 clean, 1 errors fixed, 4 errors left unfixed,\n"
 	"8 operational error, 16 usage error, 32 cancelled by SIGINT or SIGTERM\n"
 	"(with -n at once; otherwise no repair starts after it).\n",
