@@ -345,6 +345,8 @@ static int check_not_mounted(struct fsck_cmd *fc)
 
 	if (ret == -ENOENT)
 		return device_error(fc, "no such file or device");
+	if (ret == -EISDIR)
+		return device_error(fc, "is a directory, not a device or an image file");
 	if (ret < 0)
 		return device_error(fc, "cannot check whether it is mounted: %s", strerror(-ret));
 	if (!ret)

@@ -1,7 +1,8 @@
 # bfs fsck as fsck(8), systemd-fsck and an admin at the keyboard drive it:
 # SIGINT/SIGTERM cancel with status 32 (-n writes nothing; otherwise no
 # repair starts after the signal and the next run finishes the job), ^C at
-# the prompt, every fixture's --json exit_code is the process's, -p prints
+# the prompt, every fixture's --json exit_code is the process's, operational
+# errors name the device and exit 8, -p prints
 # one line on a clean filesystem, and fsck -A / -AR / -N / -t through a
 # scratch fstab (FSTAB_FILE) with image paths, UUID= and LABEL= on a loop
 # device, exit codes ORed by fsck(8), and systemd-fsck on a loop device.
@@ -138,6 +139,24 @@ for line in open(sys.argv[1]):
         assert p["code"] and isinstance(p["fixed"], bool) and "location" in p, (path, p)
         assert not (p["fixed"] and d["mode"] == "check"), (path, p)
 PY
+
+note "operational errors: status 8, the device named; a truncated image: 4"
+mkdir dir.d
+mkfifo fifo 2>/dev/null || : >fifo
+: >empty.img
+for dev in dir.d fifo empty.img /dev/null no-such.img; do
+	expect_rc 8 "$BFS" fsck -n --json "$dev"
+	grep -qE "^(bfs fsck: )?$dev: " err || fail "$dev: $(cat err)"
+	[ "$(json_get out exit_code)" = 8 ] || fail "$dev: json exit code"
+done
+contains err "no-such.img: no such file or device"
+expect_rc 8 "$BFS" fsck -n dir.d
+contains err "dir.d: is a directory, not a device or an image file"
+expect_ok "$BFS" format -q --size 64M trunc.img
+truncate -s 32M trunc.img
+expect_rc 4 "$BFS" fsck -y --json trunc.img
+[ "$(json_get out problems.0.code)" = SB_NONE_VALID ] || fail "truncated: $(cat out)"
+contains err "trunc.img: cannot find a valid superblock: dev_size 67108864 is larger than the device"
 
 note "-p on a clean filesystem: one summary line, nothing else"
 expect_ok "$BFS" format -q --size 64M clean.img
