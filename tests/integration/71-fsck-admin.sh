@@ -11,33 +11,8 @@ fixture() {	# fixture NAME IMG: a copy of the damaged image fixtures/NAME
 	zstd -q -d -f "$REPO/fixtures/$1/image.zst" -o "$2" || fail "cannot decompress $1"
 }
 
-# runs a command on a pseudo-terminal; answers the [y/n/a] prompts with the
-# given lines in turn, then ^D (end of input); all the terminal showed goes to pty.out; exits as the command
-cat >onpty.py <<'PY'
-import os, pty, select, sys
-answers, cmd = sys.argv[1].split(",") if sys.argv[1] else [], sys.argv[2:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(cmd[0], cmd)
-seen, asked = b"", 0
-while True:
-    if not select.select([fd], [], [], 30)[0]:
-        sys.exit("timed out; the terminal showed:\n" + seen.decode(errors="replace"))
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        data = b""
-    if not data:
-        break
-    seen += data
-    while seen.count(b"[y/n/a] ") > asked:
-        # past the given answers: ^D, end of input on a terminal
-        os.write(fd, answers[asked].encode() + b"\n" if asked < len(answers) else b"\x04")
-        asked += 1
-open("pty.out", "wb").write(seen.replace(b"\r\n", b"\n"))
-sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-PY
-onpty() { python3 onpty.py "$@"; }
+# the interactive prompt and the bar on a pseudo-terminal: see onpty.py
+onpty() { python3 "$REPO/tests/integration/onpty.py" "$@"; }
 
 note "fsck.bcowfs -V, --version"
 ln -s "$BFS" fsck.bcowfs

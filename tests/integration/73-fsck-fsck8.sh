@@ -39,34 +39,8 @@ if not sent:
 sys.exit(rc)
 PY
 
-# onpty.py ANSWERS CMD...: CMD on a pseudo-terminal, the [y/n/a] prompts
-# answered in turn from the comma-separated ANSWERS (^C is the interrupt
-# key); what the terminal showed goes to pty.out; exits as CMD
-cat >onpty.py <<'PY'
-import os, pty, select, sys
-answers, cmd = sys.argv[1].split(","), sys.argv[2:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.execvp(cmd[0], cmd)
-seen, asked = b"", 0
-while True:
-    if not select.select([fd], [], [], 30)[0]:
-        sys.exit("timed out; the terminal showed:\n" + seen.decode(errors="replace"))
-    try:
-        data = os.read(fd, 4096)
-    except OSError:
-        data = b""
-    if not data:
-        break
-    seen += data
-    while seen.count(b"[y/n/a] ") > asked:
-        a = answers[asked] if asked < len(answers) else "n"
-        os.write(fd, b"\x03" if a == "^C" else a.encode() + b"\n")
-        asked += 1
-open("pty.out", "wb").write(seen.replace(b"\r\n", b"\n"))
-sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-PY
-onpty() { python3 onpty.py "$@"; }
+# the interactive prompt and the bar on a pseudo-terminal: see onpty.py
+onpty() { python3 "$REPO/tests/integration/onpty.py" "$@"; }
 
 note "SIGINT and SIGTERM during -n: status 32, nothing written"
 expect_ok "$BFS" format -q --size 256M tree.img
