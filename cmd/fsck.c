@@ -329,6 +329,13 @@ static int find_device(struct fsck_cmd *fc, const char *arg)
 	int ret;
 
 	snprintf(fc->device, sizeof(fc->device), "%s", arg);
+	/*
+	 * A partition's own tags: libblkid knows partition tables, so fsck(8)
+	 * resolves them itself wherever the partition can be found at all
+	 */
+	if (!strncmp(arg, "PARTUUID=", 9) || !strncmp(arg, "PARTLABEL=", 10))
+		return device_error(fc, "no such partition (fsck(8) and libblkid resolve "
+				    "PARTUUID= and PARTLABEL=; name the device here)");
 	if (!bfs_devspec_is_tag(arg))
 		return 0;
 	ret = bfs_devspec_resolve(arg, fc->device, sizeof(fc->device), err);

@@ -124,6 +124,8 @@ for dev in dir.d fifo empty.img /dev/null no-such.img; do
 	[ "$(json_get out exit_code)" = 8 ] || fail "$dev: json exit code"
 done
 contains err "no-such.img: no such file or device"
+expect_rc 8 "$BFS" fsck -n PARTUUID=64268449-8e54-ee4d-86aa-ca17c8128a6a
+contains err "bfs fsck: PARTUUID=64268449-8e54-ee4d-86aa-ca17c8128a6a: no such partition (fsck(8)"
 expect_rc 8 "$BFS" fsck -n dir.d
 contains err "dir.d: is a directory, not a device or an image file"
 expect_ok "$BFS" format -q --size 64M trunc.img
