@@ -134,6 +134,17 @@ expect_rc 4 "$BFS" fsck -y --json trunc.img
 [ "$(json_get out problems.0.code)" = SB_NONE_VALID ] || fail "truncated: $(cat out)"
 contains err "trunc.img: cannot find a valid superblock: dev_size 67108864 is larger than the device"
 
+note "usage errors: 16, as e2fsck (fsck(8) keeps -T, -l, -M, -N, -R, -A for itself)"
+ln -s "$BFS" fsck.bcowfs
+for args in "-Z clean.img" "-T clean.img" "-M clean.img" "-p -y clean.img" "-a -n clean.img" \
+	"-n clean.img clean.img" "-n"; do
+	# shellcheck disable=SC2086 # one word each
+	expect_rc 16 ./fsck.bcowfs $args
+	contains err "usage:"
+done
+expect_ok ./fsck.bcowfs -V
+contains out "fsck.bcowfs (bfs "
+
 note "-p on a clean filesystem: one summary line, nothing else"
 expect_ok "$BFS" format -q --size 64M clean.img
 expect_ok "$BFS" fsck -p clean.img
