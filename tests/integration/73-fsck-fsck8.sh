@@ -134,7 +134,7 @@ expect_rc 4 "$BFS" fsck -y --json trunc.img
 [ "$(json_get out problems.0.code)" = SB_NONE_VALID ] || fail "truncated: $(cat out)"
 contains err "trunc.img: cannot find a valid superblock: dev_size 67108864 is larger than the device"
 
-note "usage errors: 16, as e2fsck (fsck(8) keeps -T, -l, -M, -N, -R, -A for itself)"
+note "usage errors: 16 (fsck(8) keeps -T, -l, -M, -N, -R, -A for itself)"
 ln -s "$BFS" fsck.bcowfs
 for args in "-Z clean.img" "-T clean.img" "-M clean.img" "-p -y clean.img" "-a -n clean.img" \
 	"-n clean.img clean.img" "-n"; do
