@@ -62,6 +62,7 @@ struct fsck_cmd {
 	struct bfs_progress progress;
 	bool	yes_to_all;		/* "a" was answered */
 	bool	no_more_input;		/* end of input: every later question is "no" */
+	bool	started;		/* a pass reported progress (pass 0 always does) */
 };
 
 /*
@@ -157,6 +158,7 @@ static void progress(void *ctx, unsigned pass, u64 cur, u64 max)
 	struct fsck_cmd *fc = ctx;
 	char name[64];
 
+	fc->started = true;
 	if (cancel_requested && fc->f.mode == BFS_FSCK_MODE_NO)
 		stop_readonly_check(fc);
 
@@ -375,6 +377,8 @@ static void summary(struct fsck_cmd *fc, int ret)
 	else if (ret == BFS_FSCK_UNCORRECTED)
 		fprintf(fc->out, "%s: %u problem%s found, %u left unfixed\n", fc->device,
 			f->nr_problems, f->nr_problems == 1 ? "" : "s", f->nr_unfixed);
+	else if (ret == BFS_FSCK_CANCELED && !fc->started)
+		fprintf(fc->out, "%s: check cancelled before it started\n", fc->device);
 	else if (ret == BFS_FSCK_CANCELED)
 		fprintf(fc->out, "%s: check cancelled after pass %u (%s): %u problem%s found, "
 			"%u fixed; run fsck again\n", fc->device, f->pass,
@@ -386,7 +390,8 @@ static void summary(struct fsck_cmd *fc, int ret)
 static void print_json(struct fsck_cmd *fc, int ret)
 {
 	struct fsck_json_run run = {
-		.device = fc->device, .mode = mode_name(fc->f.mode), .f = &fc->f, .ran = true,
+		.device = fc->device, .mode = mode_name(fc->f.mode), .f = &fc->f,
+		.ran = ret != BFS_FSCK_CANCELED || fc->started,
 		.error = ret == BFS_FSCK_ERROR ? "the check stopped on an operational error "
 						 "(see the messages)" : NULL,
 		.exit_code = ret,
