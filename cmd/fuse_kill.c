@@ -41,8 +41,7 @@ static bool caller_in_group(fuse_req_t req, u32 gid)
 	return in;
 }
 
-/* the caller's effective capabilities (/proc/PID/status CapEff) hold CAP_FSETID */
-static bool caller_has_fsetid(fuse_req_t req)
+bool bfs_fuse_caller_has_fsetid(fuse_req_t req)
 {
 	char path[64], line[256];
 	unsigned long long caps = 0;
@@ -69,7 +68,7 @@ u32 bfs_fuse_kill_bits(fuse_req_t req, const struct bfs_stat *st, bool chown)
 		kill |= S_ISUID;
 	if (st->mode & S_ISGID) {
 		if ((st->mode & S_IXGRP) ||
-		    !(caller_in_group(req, st->gid) || (chown && caller_has_fsetid(req))))
+		    !(caller_in_group(req, st->gid) || (chown && bfs_fuse_caller_has_fsetid(req))))
 			kill |= S_ISGID;
 	}
 	return kill;

@@ -19,6 +19,8 @@
  * group (and, for chown, lacks CAP_FSETID).  Directories keep theirs.
  */
 u32 bfs_fuse_kill_bits(fuse_req_t req, const struct bfs_stat *st, bool chown);
+/* the caller's effective capabilities (/proc/PID/status CapEff) hold CAP_FSETID */
+bool bfs_fuse_caller_has_fsetid(fuse_req_t req);
 /* before a write that asked for it: clear those bits of @ino */
 int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino);
 /*

@@ -552,11 +552,18 @@ static int open_truncate(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_
 	/* the kernel has checked write permission, even for O_RDONLY | O_TRUNC */
 	if (!(fi->flags & O_TRUNC))
 		return 0;
-	/* FUSE_OPEN_KILL_SUIDGID: as a truncate(2) would */
-	if (bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID) {
-		ret = bfs_fs_getattr(fs_of(req), ino, &st);
-		if (ret)
-			return ret;
+	ret = bfs_fs_getattr(fs_of(req), ino, &st);
+	if (ret)
+		return ret;
+	/*
+	 * Set-ID bits go as a truncate(2) would take them: the kernel says
+	 * so (FUSE_OPEN_KILL_SUIDGID) under KILLPRIV_V2, and does nothing at
+	 * all without it (ATOMIC_O_TRUNC leaves the truncation to us), so
+	 * then the caller's CAP_FSETID is looked up here
+	 */
+	if ((st.mode & (S_ISUID | S_ISGID)) &&
+	    (bfs_fuse_wire_killpriv() ? (bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID) != 0
+				      : !bfs_fuse_caller_has_fsetid(req))) {
 		sa.mode = st.mode & 07777 & ~bfs_fuse_kill_bits(req, &st, false);
 		if (sa.mode != (st.mode & 07777))
 			sa.valid |= BFS_SET_MODE;
