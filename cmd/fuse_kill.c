@@ -41,7 +41,8 @@ static bool caller_in_group(fuse_req_t req, u32 gid)
 	return in;
 }
 
-bool bfs_fuse_caller_has_fsetid(fuse_req_t req)
+/* the caller's effective capabilities (/proc/PID/status CapEff) hold CAP_FSETID */
+static bool caller_has_fsetid(fuse_req_t req)
 {
 	char path[64], line[256];
 	unsigned long long caps = 0;
@@ -58,26 +59,27 @@ bool bfs_fuse_caller_has_fsetid(fuse_req_t req)
 	return found && (caps >> CAP_FSETID_BIT & 1);
 }
 
-u32 bfs_fuse_kill_bits(fuse_req_t req, const struct bfs_stat *st, bool chown)
+/* the set-ID bits of @st to clear (fuse_kill.h, bfs_fuse_kill_add()) */
+static u32 kill_bits(fuse_req_t req, const struct bfs_stat *st, unsigned how)
 {
 	u32 kill = 0;
 
-	if (S_ISDIR(st->mode))
+	if (S_ISDIR(st->mode) || !(st->mode & (S_ISUID | S_ISGID)))
+		return 0;
+	if (how == BFS_KILL_UNLESS_FSETID && caller_has_fsetid(req))
 		return 0;
 	if (st->mode & S_ISUID)
 		kill |= S_ISUID;
-	if (st->mode & S_ISGID) {
-		if ((st->mode & S_IXGRP) ||
-		    !(caller_in_group(req, st->gid) || (chown && bfs_fuse_caller_has_fsetid(req))))
-			kill |= S_ISGID;
-	}
+	if ((st->mode & S_ISGID) &&
+	    ((st->mode & S_IXGRP) || !(caller_in_group(req, st->gid) ||
+				       (how == BFS_KILL_CHOWN && caller_has_fsetid(req)))))
+		kill |= S_ISGID;
 	return kill;
 }
 
-int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino)
+int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr *sa)
 {
 	struct bfs_fs *fs = ((struct bfs_fuse *)fuse_req_userdata(req))->fs;
-	struct bfs_setattr sa = { .valid = BFS_SET_MODE };
 	struct bfs_stat st;
 	u32 kill;
 	int ret;
@@ -85,10 +87,27 @@ int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino)
 	ret = bfs_fs_getattr(fs, ino, &st);
 	if (ret)
 		return ret;
-	kill = S_ISREG(st.mode) ? bfs_fuse_kill_bits(req, &st, false) : 0;
+	kill = kill_bits(req, &st, how);
 	if (!kill)
 		return 0;
-	sa.mode = st.mode & 07777 & ~kill;
+	if (!(sa->valid & BFS_SET_MODE)) {
+		sa->valid |= BFS_SET_MODE;
+		sa->mode = st.mode & 07777;
+	}
+	sa->mode &= ~kill;
+	return 1;
+}
+
+int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino)
+{
+	struct bfs_fs *fs = ((struct bfs_fuse *)fuse_req_userdata(req))->fs;
+	struct bfs_setattr sa = { 0 };
+	struct bfs_stat st;
+	int ret;
+
+	ret = bfs_fuse_kill_add(req, ino, BFS_KILL_WRITE, &sa);
+	if (ret <= 0)
+		return ret;
 	ret = bfs_fs_setattr(fs, ino, &sa, &st);
 	if (!ret)
 		bfs_fuse_kill_notify(req, ino);

@@ -11,16 +11,21 @@
 
 #include "fuse_ops.h"
 
+/* what asks for the set-ID bits to go (bfs_fuse_kill_add()) */
+enum {
+	BFS_KILL_WRITE,		/* a write or truncation by a caller without CAP_FSETID */
+	BFS_KILL_CHOWN,		/* a change of owner or group, by anyone */
+	BFS_KILL_UNLESS_FSETID,	/* a truncation by a caller whose CAP_FSETID is looked up */
+};
+
 /*
- * The set-ID bits of @st to clear when the caller of @req writes to or
- * truncates it (the kernel asks only for callers without CAP_FSETID) or,
- * @chown, changes its owner: set-user-ID always; set-group-ID when the
- * file is group-executable, or when the caller is outside the file's
- * group (and, for chown, lacks CAP_FSETID).  Directories keep theirs.
+ * Add to @sa the clearing of the set-ID bits of @ino that @how takes away:
+ * set-user-ID always; set-group-ID when the file is group-executable, or
+ * when the caller of @req is outside the file's group (and, for chown,
+ * lacks CAP_FSETID).  Directories keep theirs.  A mode already in @sa is
+ * the one cleared.  1 if it added something, 0 if nothing goes, or -errno.
  */
-u32 bfs_fuse_kill_bits(fuse_req_t req, const struct bfs_stat *st, bool chown);
-/* the caller's effective capabilities (/proc/PID/status CapEff) hold CAP_FSETID */
-bool bfs_fuse_caller_has_fsetid(fuse_req_t req);
+int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr *sa);
 /* before a write that asked for it: clear those bits of @ino */
 int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino);
 /*

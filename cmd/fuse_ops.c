@@ -308,25 +308,13 @@ static void setattr_times(struct bfs_setattr *sa, const struct stat *attr, int t
 static int setattr_kill(fuse_req_t req, fuse_ino_t ino, struct bfs_setattr *sa)
 {
 	bool chown = sa->valid & (BFS_SET_UID | BFS_SET_GID);
-	struct bfs_stat st;
-	u32 kill;
 	int ret;
 
 	if (!(bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID) ||
 	    !(chown || (sa->valid & BFS_SET_SIZE)))
 		return 0;
-	ret = bfs_fs_getattr(fs_of(req), ino, &st);
-	if (ret)
-		return ret;
-	kill = bfs_fuse_kill_bits(req, &st, chown);
-	if (!kill)
-		return 0;
-	if (!(sa->valid & BFS_SET_MODE)) {
-		sa->valid |= BFS_SET_MODE;
-		sa->mode = st.mode & 07777;
-	}
-	sa->mode &= ~kill;
-	return 0;
+	ret = bfs_fuse_kill_add(req, ino, chown ? BFS_KILL_CHOWN : BFS_KILL_WRITE, sa);
+	return ret < 0 ? ret : 0;
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
@@ -552,22 +540,20 @@ static int open_truncate(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_
 	/* the kernel has checked write permission, even for O_RDONLY | O_TRUNC */
 	if (!(fi->flags & O_TRUNC))
 		return 0;
-	ret = bfs_fs_getattr(fs_of(req), ino, &st);
-	if (ret)
-		return ret;
 	/*
 	 * Set-ID bits go as a truncate(2) would take them: the kernel says
 	 * so (FUSE_OPEN_KILL_SUIDGID) under KILLPRIV_V2, and does nothing at
 	 * all without it (ATOMIC_O_TRUNC leaves the truncation to us), so
 	 * then the caller's CAP_FSETID is looked up here
 	 */
-	if ((st.mode & (S_ISUID | S_ISGID)) &&
-	    (bfs_fuse_wire_killpriv() ? (bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID) != 0
-				      : !bfs_fuse_caller_has_fsetid(req))) {
-		sa.mode = st.mode & 07777 & ~bfs_fuse_kill_bits(req, &st, false);
-		if (sa.mode != (st.mode & 07777))
-			sa.valid |= BFS_SET_MODE;
-	}
+	if (!bfs_fuse_wire_killpriv())
+		ret = bfs_fuse_kill_add(req, ino, BFS_KILL_UNLESS_FSETID, &sa);
+	else if (bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID)
+		ret = bfs_fuse_kill_add(req, ino, BFS_KILL_WRITE, &sa);
+	else
+		ret = 0;
+	if (ret < 0)
+		return ret;
 	ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
 	if (!ret && (sa.valid & BFS_SET_MODE))
 		bfs_fuse_kill_notify(req, ino);
