@@ -98,14 +98,14 @@ int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr 
 	return 1;
 }
 
-int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino)
+int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino, unsigned how)
 {
 	struct bfs_fs *fs = ((struct bfs_fuse *)fuse_req_userdata(req))->fs;
 	struct bfs_setattr sa = { 0 };
 	struct bfs_stat st;
 	int ret;
 
-	ret = bfs_fuse_kill_add(req, ino, BFS_KILL_WRITE, &sa);
+	ret = bfs_fuse_kill_add(req, ino, how, &sa);
 	if (ret <= 0)
 		return ret;
 	ret = bfs_fs_setattr(fs, ino, &sa, &st);

@@ -15,7 +15,7 @@
 enum {
 	BFS_KILL_WRITE,		/* a write or truncation by a caller without CAP_FSETID */
 	BFS_KILL_CHOWN,		/* a change of owner or group, by anyone */
-	BFS_KILL_UNLESS_FSETID,	/* a truncation by a caller whose CAP_FSETID is looked up */
+	BFS_KILL_UNLESS_FSETID,	/* a truncation or fallocate by a caller whose CAP_FSETID is looked up */
 };
 
 /*
@@ -26,8 +26,8 @@ enum {
  * the one cleared.  1 if it added something, 0 if nothing goes, or -errno.
  */
 int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr *sa);
-/* before a write that asked for it: clear those bits of @ino */
-int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino);
+/* before a write that asked for it, or an fallocate: clear those bits of @ino */
+int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino, unsigned how);
 /*
  * After clearing bits in a request whose reply carries no attributes
  * (WRITE, OPEN): the kernel's cached mode is stale, drop it (stat(2) asking

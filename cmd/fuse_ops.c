@@ -669,7 +669,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		return reply_err(req, -EINVAL);
 	/* privileges go before the data, as in the VFS's file_remove_privs() */
 	if (bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID)
-		ret = bfs_fuse_kill_suidgid(req, ino);
+		ret = bfs_fuse_kill_suidgid(req, ino, BFS_KILL_WRITE);
 	if (!ret && (fi->fh & BFS_FH_DIRECT_IO))
 		ret = bfs_fuse_kill_caps(req, ino);
 	if (ret)
@@ -1067,6 +1067,18 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		bmode |= BFS_FALLOC_PUNCH_HOLE;
 	if (mode & FALLOC_FL_ZERO_RANGE)
 		bmode |= BFS_FALLOC_ZERO_RANGE;
+	/*
+	 * The VFS's file_modified() clears set-ID bits before an fallocate;
+	 * under KILLPRIV_V2 the kernel leaves that to us but flags nothing in
+	 * the request, so the caller's CAP_FSETID is looked up (only for a
+	 * file that has such bits)
+	 */
+	if (bfs_fuse_wire_killpriv()) {
+		int ret = bfs_fuse_kill_suidgid(req, ino, BFS_KILL_UNLESS_FSETID);
+
+		if (ret)
+			return reply_err(req, ret);
+	}
 	reply_err(req, bfs_fs_fallocate(fs_of(req), ino, bmode, (u64)offset, (u64)length));
 }
 

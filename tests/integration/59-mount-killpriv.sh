@@ -4,7 +4,7 @@
 # negotiated by the /dev/fuse shim, bfs does (cmd/fuse_kill.c).  The same
 # sequence runs on a loop-mounted ext4 and on bfs; the transcripts must be
 # equal.  What xfstests generic/355 and generic/683-687 check, through
-# write(2), O_DIRECT, truncate(2), O_TRUNC and chown(2), by callers with
+# write(2), O_DIRECT, truncate(2), fallocate(2), O_TRUNC and chown(2), by callers with
 # and without CAP_FSETID, in and out of the file's group.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mount-lib.sh"
@@ -90,6 +90,18 @@ sequence() {
 	mkfile tr 6777
 	truncate -s 1 "$D/tr"
 	show "truncate by root, 6777" tr
+	mkfile fa 6777
+	as_user fallocate -l 65536 "$D/fa"
+	show "fallocate by user, 6777" fa
+	mkfile fk 6777
+	as_user fallocate -n -l 65536 "$D/fk"
+	show "fallocate --keep-size by user, 6777" fk
+	mkfile fp 6777
+	as_user fallocate -p -o 0 -l 2 "$D/fp"
+	show "punch hole by user, 6777" fp
+	mkfile fr 6777
+	fallocate -l 65536 "$D/fr"
+	show "fallocate by root, 6777" fr
 	mkfile ou 6777
 	as_user sh -c ": > '$D/ou'"
 	show "O_TRUNC open by user, 6777" ou
@@ -147,23 +159,26 @@ sequence "$EXT4_MNT" > ext4.out
 umount "$EXT4_MNT"
 
 expect_ok "$BFS" format -q --size 256M img
-for wire in 1 0; do
-	note "bfs, BFS_FUSE_WIRE=$wire"
+# the shim on, on with the kernel's write-back cache (set-ID files are
+# written through), and off
+for run in 1:allow_other 1:allow_other,writeback 0:allow_other; do
+	wire=${run%%:*} opts=${run#*:}
+	note "bfs -o $opts, BFS_FUSE_WIRE=$wire"
 	export BFS_FUSE_WIRE=$wire
-	expect_ok "$BFS" mount -o allow_other img mnt
+	expect_ok "$BFS" mount -o "$opts" img mnt
 	chmod 755 mnt
-	sequence "$PWD/mnt" > bfs$wire.out
+	sequence "$PWD/mnt" > bfs.out
 	if [ $wire = 0 ]; then
 		# without KILLPRIV_V2 the kernel clears set-group-ID bits
 		# itself, and only on group-executable files
-		for f in ext4.out bfs0.out; do
+		for f in ext4.out bfs.out; do
 			grep -v -e "^write by user, [26]76[67]:" -e "^truncate by user, 6767:" \
 				$f > $f.common
 		done
-		diff -u ext4.out.common bfs0.out.common ||
+		diff -u ext4.out.common bfs.out.common ||
 			fail "BFS_FUSE_WIRE=0: not what ext4 does"
 	else
-		diff -u ext4.out bfs1.out || fail "not what ext4 does"
+		diff -u ext4.out bfs.out || fail "-o $opts: not what ext4 does"
 	fi
 	unmount_wait umount mnt
 done
