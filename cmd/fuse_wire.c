@@ -134,12 +134,18 @@ ssize_t bfs_fuse_wire_read(int fd, void *buf, size_t len, void *userdata)
  * The INIT reply: add what the kernel offered and we want.  KILLPRIV_V2
  * needs nothing from libfuse; DIRECT_IO_ALLOW_MMAP keeps mmap(MAP_SHARED)
  * working on the direct_io opens (fuse_ops.c gives O_DIRECT opens
- * direct_io only when KILLPRIV_V2 is on, see op_open()).
+ * direct_io only when both are on, see want_direct_io()).
+ * PARALLEL_DIROPS (lookups and listings of one directory at once, instead
+ * of one at a time under the kernel's per-directory mutex): libfuse 3.14
+ * wants it by default (FUSE_CAP_PARALLEL_DIROPS) but never puts it in the
+ * reply; the filesystem layer locks for itself.
  */
+#define WIRE_WANTED	(FUSE_HANDLE_KILLPRIV_V2 | FUSE_DIRECT_IO_ALLOW_MMAP | FUSE_PARALLEL_DIROPS)
+
 static void adjust_init(struct fuse_init_out *o, size_t len)
 {
 	uint64_t offered = atomic_load(&wire.offered);
-	uint64_t add = offered & (FUSE_HANDLE_KILLPRIV_V2 | FUSE_DIRECT_IO_ALLOW_MMAP);
+	uint64_t add = offered & WIRE_WANTED;
 
 	if (len < offsetof(struct fuse_init_out, flags2) + sizeof(o->flags2) ||
 	    !(o->flags & FUSE_INIT_EXT))

@@ -4,8 +4,8 @@
  * installed with fuse_session_custom_io().  It sees every raw request and
  * every raw reply, and does only what Debian 12's libfuse 3.14 cannot:
  *
- *  - INIT: adds FUSE_HANDLE_KILLPRIV_V2 (and FUSE_DIRECT_IO_ALLOW_MMAP) to
- *    the reply when the kernel offered them.  With KILLPRIV_V2 the kernel
+ *  - INIT: adds FUSE_HANDLE_KILLPRIV_V2, FUSE_DIRECT_IO_ALLOW_MMAP and
+ *    FUSE_PARALLEL_DIROPS to the reply when the kernel offered them.  With KILLPRIV_V2 the kernel
  *    marks the superblock SB_NOSEC and stops asking for
  *    security.capability before every write(2); in exchange the
  *    filesystem clears set-ID bits itself, told by the flags below.

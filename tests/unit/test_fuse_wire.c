@@ -86,9 +86,11 @@ START_TEST(test_init_adds_what_was_offered)
 	struct fuse_init_out got;
 
 	pair_open();
-	init(FUSE_ASYNC_READ | FUSE_HANDLE_KILLPRIV_V2 | FUSE_DIRECT_IO_ALLOW_MMAP,
-	     FUSE_ASYNC_READ | FUSE_INIT_EXT, &got);
-	ck_assert_uint_eq(got.flags, FUSE_ASYNC_READ | FUSE_INIT_EXT | FUSE_HANDLE_KILLPRIV_V2);
+	init(FUSE_ASYNC_READ | FUSE_HANDLE_KILLPRIV_V2 | FUSE_DIRECT_IO_ALLOW_MMAP |
+	     FUSE_PARALLEL_DIROPS | FUSE_POSIX_LOCKS, FUSE_ASYNC_READ | FUSE_INIT_EXT, &got);
+	/* not POSIX_LOCKS: only what the shim is for */
+	ck_assert_uint_eq(got.flags, FUSE_ASYNC_READ | FUSE_INIT_EXT | FUSE_HANDLE_KILLPRIV_V2 |
+				     FUSE_PARALLEL_DIROPS);
 	ck_assert_uint_eq(got.flags2, (u32)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
 	ck_assert_uint_eq(got.minor, 38);	/* nothing else moves */
 	ck_assert(bfs_fuse_wire_killpriv());
