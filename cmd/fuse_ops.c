@@ -662,7 +662,6 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	ssize_t n;
-
 	int ret = 0;
 
 	if (off < 0)

@@ -124,7 +124,7 @@ sequence() {
 	as_user chgrp $NOBODY "$D/cgn"
 	show "chgrp by the owner, 2745" cgn
 	# file capabilities: removed by every write, truncation and chown
-	for how in write-user write-root dwrite-user dwrite-root truncate chown open-trunc; do
+	for how in write-user write-root dwrite-user dwrite-root truncate fallocate chown open-trunc; do
 		mkfile k$how 755
 		chmod 777 "$D/k$how"
 		setcap cap_net_raw+ep "$D/k$how" || fail "setcap on $D failed"
@@ -135,6 +135,7 @@ sequence() {
 		write-root)	printf x >> "$D/k$how" ;;
 		dwrite-root)	dwrite "$D/k$how" ;;
 		truncate)	truncate -s 1 "$D/k$how" ;;
+		fallocate)	fallocate -l 65536 "$D/k$how" ;;
 		chown)		chown $NOBODY "$D/k$how" ;;
 		open-trunc)	: > "$D/k$how" ;;
 		esac
