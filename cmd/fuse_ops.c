@@ -13,12 +13,18 @@
  * The (ino, generation) pair is never reused.
  *
  * What the kernel does for us (see the FUSE notes in bfs-mount(8)):
- * permission checks (default_permissions), clearing set-user-ID bits on
- * write (HANDLE_KILLPRIV off), O_APPEND offsets, flock and POSIX locks.
+ * permission checks (default_permissions), O_APPEND offsets, flock and
+ * POSIX locks, and removing security.capability on cached writes,
+ * truncation and chown.  Clearing set-ID bits is ours when the /dev/fuse
+ * shim negotiated FUSE_HANDLE_KILLPRIV_V2 (fuse_wire.h: the kernel then
+ * flags the requests that must clear them, see fuse_kill.h), the
+ * kernel's otherwise (HANDLE_KILLPRIV off).
  * Not atime: FUSE marks its inodes S_NOATIME, so reads and listings that
  * reach us update atime under the mount's policy (see atime_open()).
  */
 #include "fuse_ops.h"
+#include "fuse_kill.h"
+#include "fuse_wire.h"
 #include "mount_control.h"
 
 #include <dirent.h>
@@ -36,6 +42,9 @@
 
 /* FUSE requests carry up to this much data (256 pages, the kernel's limit) */
 #define BFS_FUSE_MAX_WRITE	(1U << 20)
+
+/* fuse_file_info.fh of an open file: the open is direct_io (want_direct_io()) */
+#define BFS_FH_DIRECT_IO	(1U << 0)
 
 static struct bfs_fuse *fuse_of(fuse_req_t req)
 {
@@ -292,6 +301,22 @@ static void setattr_times(struct bfs_setattr *sa, const struct stat *attr, int t
 	}
 }
 
+/*
+ * A chown or a truncation the kernel flagged (FATTR_KILL_SUIDGID): the
+ * set-ID bits go in the same transaction as the change
+ */
+static int setattr_kill(fuse_req_t req, fuse_ino_t ino, struct bfs_setattr *sa)
+{
+	bool chown = sa->valid & (BFS_SET_UID | BFS_SET_GID);
+	int ret;
+
+	if (!(bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID) ||
+	    !(chown || (sa->valid & BFS_SET_SIZE)))
+		return 0;
+	ret = bfs_fuse_kill_add(req, ino, chown ? BFS_KILL_CHOWN : BFS_KILL_WRITE, sa);
+	return ret < 0 ? ret : 0;
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
 {
@@ -317,7 +342,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		sa.size = (u64)attr->st_size;
 	}
 	setattr_times(&sa, attr, to_set);
-	ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+	ret = setattr_kill(req, ino, &sa);
+	if (!ret)
+		ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
 	reply_attr(req, ret, &st);
 }
 
@@ -475,20 +502,30 @@ static void atime_touch(struct bfs_fuse *f, fuse_ino_t ino, unsigned policy)
 		bfs_fs_touch_atime(f->fs, ino, policy);
 }
 
+/*
+ * direct_io for O_DIRECT opens, so that their writes run in parallel
+ * (FOPEN_PARALLEL_DIRECT_WRITES, added by fuse_wire.c; without direct_io
+ * the kernel's O_DIRECT path holds the inode lock across each write).
+ * Only when INIT negotiated both FUSE_HANDLE_KILLPRIV_V2, because direct_io
+ * writes skip the kernel's file_remove_privs() and only the kill flag
+ * tells us to clear set-ID bits, and FUSE_DIRECT_IO_ALLOW_MMAP, which
+ * keeps mmap(MAP_SHARED) working on the descriptor and makes the kernel
+ * write back and drop the cached range around each direct write, so
+ * buffered readers stay coherent.  Otherwise the kernel does O_DIRECT
+ * itself on a cached open, as it always did.
+ */
+static bool want_direct_io(const struct fuse_file_info *fi)
+{
+	return (fi->flags & O_DIRECT) && bfs_fuse_wire_killpriv() && bfs_fuse_wire_dio_mmap();
+}
+
 /* open flags: page cache kept across opens (only we change the data) */
 static void set_open_flags(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fi->fh = 0;
+	fi->direct_io = want_direct_io(fi);
+	fi->fh = fi->direct_io ? BFS_FH_DIRECT_IO : 0;
 	fi->keep_cache = (fi->flags & O_ACCMODE) == O_WRONLY ||
 			 !atime_open(req, ino, fuse_of(req)->atime);
-	/*
-	 * Not direct_io for O_DIRECT opens: the kernel then does O_DIRECT
-	 * itself (writing back and dropping the cached range around each
-	 * direct request), which keeps the page cache coherent and lets mmap
-	 * work on the descriptor; direct_io would bypass the cache and leave
-	 * stale pages behind.
-	 */
-	fi->direct_io = 0;
 	/* nothing is buffered here, so close(2) needs no FLUSH round trip */
 	fi->noflush = 1;
 }
@@ -498,11 +535,29 @@ static int open_truncate(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_
 {
 	struct bfs_setattr sa = { .valid = BFS_SET_SIZE, .size = 0 };
 	struct bfs_stat st;
+	int ret;
 
 	/* the kernel has checked write permission, even for O_RDONLY | O_TRUNC */
 	if (!(fi->flags & O_TRUNC))
 		return 0;
-	return bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+	/*
+	 * Set-ID bits go as a truncate(2) would take them: the kernel says
+	 * so (FUSE_OPEN_KILL_SUIDGID) under KILLPRIV_V2, and does nothing at
+	 * all without it (ATOMIC_O_TRUNC leaves the truncation to us), so
+	 * then the caller's CAP_FSETID is looked up here
+	 */
+	if (!bfs_fuse_wire_killpriv())
+		ret = bfs_fuse_kill_add(req, ino, BFS_KILL_UNLESS_FSETID, &sa);
+	else if (bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID)
+		ret = bfs_fuse_kill_add(req, ino, BFS_KILL_WRITE, &sa);
+	else
+		ret = 0;
+	if (ret < 0)
+		return ret;
+	ret = bfs_fs_setattr(fs_of(req), ino, &sa, &st);
+	if (!ret && (sa.valid & BFS_SET_MODE))
+		bfs_fuse_kill_notify(req, ino);
+	return ret;
 }
 
 /*
@@ -607,9 +662,17 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		     struct fuse_file_info *fi)
 {
 	ssize_t n;
+	int ret = 0;
 
 	if (off < 0)
 		return reply_err(req, -EINVAL);
+	/* privileges go before the data, as in the VFS's file_remove_privs() */
+	if (bfs_fuse_wire_req_flags() & BFS_WIRE_KILL_SUIDGID)
+		ret = bfs_fuse_kill_suidgid(req, ino, BFS_KILL_WRITE);
+	if (!ret && (fi->fh & BFS_FH_DIRECT_IO))
+		ret = bfs_fuse_kill_caps(req, ino);
+	if (ret)
+		return reply_err(req, ret);
 	n = bfs_fs_write(fs_of(req), ino, buf, size, (u64)off);
 	if (n < 0)
 		return reply_err(req, n);
@@ -1003,6 +1066,18 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 		bmode |= BFS_FALLOC_PUNCH_HOLE;
 	if (mode & FALLOC_FL_ZERO_RANGE)
 		bmode |= BFS_FALLOC_ZERO_RANGE;
+	/*
+	 * The VFS's file_modified() clears set-ID bits before an fallocate;
+	 * under KILLPRIV_V2 the kernel leaves that to us but flags nothing in
+	 * the request, so the caller's CAP_FSETID is looked up (only for a
+	 * file that has such bits)
+	 */
+	if (bfs_fuse_wire_killpriv()) {
+		int ret = bfs_fuse_kill_suidgid(req, ino, BFS_KILL_UNLESS_FSETID);
+
+		if (ret)
+			return reply_err(req, ret);
+	}
 	reply_err(req, bfs_fs_fallocate(fs_of(req), ino, bmode, (u64)offset, (u64)length));
 }
 

@@ -19,6 +19,7 @@
  */
 #include "cmd.h"
 #include "fuse_ops.h"
+#include "fuse_wire.h"
 
 #include <bfs/core.h>
 #include <bfs/log.h>
@@ -302,6 +303,28 @@ static char *fuse_option_string(const struct mount_run *m)
 	return s;
 }
 
+/*
+ * The /dev/fuse shim (fuse_wire.h), between the mount and the first
+ * request (INIT), on the descriptor fuse_session_mount() opened
+ */
+static int install_wire(struct mount_run *m)
+{
+	static const struct fuse_custom_io io = {
+		.read	= bfs_fuse_wire_read,
+		.writev	= bfs_fuse_wire_writev,
+	};
+	int ret;
+
+	bfs_fuse_wire_reset();
+	if (!bfs_fuse_wire_wanted())
+		return 0;
+	ret = fuse_session_custom_io(m->se, &io, fuse_session_fd(m->se));
+	if (ret)
+		return run_error(m, "cannot install the FUSE channel shim: %s "
+				 "(BFS_FUSE_WIRE=0 mounts without it)", strerror(-ret));
+	return 0;
+}
+
 static int start_session(struct mount_run *m)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -331,6 +354,9 @@ static int start_session(struct mount_run *m)
 				"fusermount3 installed?)", m->device, m->mountpoint);
 		goto out;
 	}
+	ret = install_wire(m);
+	if (ret)
+		goto out;
 	m->fuse.se = m->se;
 out:
 	free(opts);

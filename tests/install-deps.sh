@@ -8,7 +8,7 @@ libblkid-dev uuid-dev libzstd-dev libxxhash-dev libreadline-dev check
 libfuse3-dev fuse3 libext2fs-dev liblmdb-dev liburing-dev
 python3 e2fsprogs util-linux fdisk groff-base man-db bash-completion zstd
 fio stress-ng dbench fsmark xfsprogs btrfs-progs fuse2fs
-attr acl udev"
+attr acl udev libcap2-bin"
 
 missing=""
 for p in $PKGS; do

@@ -96,7 +96,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert not d["notes"], d["notes"]
 for t in ("bfs", "bfs-wb", "fuse-null"):
-    for p in ("create", "stat-cold", "stat-warm", "restat", "ls-l", "unlink", "tree"):
+    for p in ("create", "stat-cold", "stat-warm", "restat", "ls-l", "append4", "unlink", "tree"):
         r = d["results"][t][p]
         assert r["ops"] > 0 and r["total_ns"] > 0, (t, p, r)
 EOF

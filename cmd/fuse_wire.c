@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The /dev/fuse shim of bfs mount (see fuse_wire.h): look at raw requests
+ * as they are read, adjust raw replies as they are written.  The wire
+ * structures are the kernel's (<linux/fuse.h>); every field is read only
+ * after checking that the request carries it, because the shim runs before
+ * libfuse's own checks.
+ */
+#include "fuse_wire.h"
+
+#include <errno.h>
+#include <linux/fuse.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* newer than the kernel headers of Debian 12 (kernel 6.6, protocol 7.39) */
+#ifndef FUSE_DIRECT_IO_ALLOW_MMAP
+#define FUSE_DIRECT_IO_ALLOW_MMAP	(1ULL << 36)
+#endif
+
+/* what INIT settled; one session per process */
+static struct {
+	atomic_bool	killpriv;
+	atomic_bool	dio_mmap;
+	atomic_ullong	offered;	/* the INIT request's flags | flags2 << 32 */
+} wire;
+
+/* the request the calling thread read last */
+static _Thread_local struct {
+	uint64_t	unique;		/* 0: none (the kernel never uses 0) */
+	uint32_t	opcode;
+	unsigned	flags;		/* BFS_WIRE_* */
+} cur;
+
+bool bfs_fuse_wire_wanted(void)
+{
+	const char *v = getenv("BFS_FUSE_WIRE");
+
+	return !v || strcmp(v, "0") != 0;
+}
+
+void bfs_fuse_wire_reset(void)
+{
+	atomic_store(&wire.killpriv, false);
+	atomic_store(&wire.dio_mmap, false);
+	atomic_store(&wire.offered, 0);
+	memset(&cur, 0, sizeof(cur));
+}
+
+bool bfs_fuse_wire_killpriv(void)
+{
+	return atomic_load(&wire.killpriv);
+}
+
+bool bfs_fuse_wire_dio_mmap(void)
+{
+	return atomic_load(&wire.dio_mmap);
+}
+
+unsigned bfs_fuse_wire_req_flags(void)
+{
+	return bfs_fuse_wire_killpriv() ? cur.flags : 0;
+}
+
+/* the u32 at @off of the request's argument, if the request is that long */
+static bool arg_u32(const void *arg, size_t len, size_t off, uint32_t *v)
+{
+	if (len < off + sizeof(*v))
+		return false;
+	memcpy(v, (const char *)arg + off, sizeof(*v));
+	return true;
+}
+
+static void note_init(const void *arg, size_t len)
+{
+	uint32_t flags = 0, flags2 = 0;
+	uint64_t offered;
+
+	arg_u32(arg, len, offsetof(struct fuse_init_in, flags), &flags);
+	if (flags & FUSE_INIT_EXT)
+		arg_u32(arg, len, offsetof(struct fuse_init_in, flags2), &flags2);
+	offered = flags | (uint64_t)flags2 << 32;
+	atomic_store(&wire.offered, offered);
+}
+
+static void note_request(const void *buf, size_t n)
+{
+	const struct fuse_in_header *in = buf;
+	const void *arg = in + 1;
+	size_t len = n - sizeof(*in);
+	uint32_t v;
+
+	cur.unique = in->unique;
+	cur.opcode = in->opcode;
+	cur.flags = 0;
+	switch (in->opcode) {
+	case FUSE_INIT:
+		note_init(arg, len);
+		break;
+	case FUSE_WRITE:
+		if (arg_u32(arg, len, offsetof(struct fuse_write_in, write_flags), &v) &&
+		    (v & FUSE_WRITE_KILL_SUIDGID))
+			cur.flags |= BFS_WIRE_KILL_SUIDGID;
+		break;
+	case FUSE_SETATTR:
+		if (arg_u32(arg, len, offsetof(struct fuse_setattr_in, valid), &v) &&
+		    (v & FATTR_KILL_SUIDGID))
+			cur.flags |= BFS_WIRE_KILL_SUIDGID;
+		break;
+	case FUSE_OPEN:
+		if (arg_u32(arg, len, offsetof(struct fuse_open_in, open_flags), &v) &&
+		    (v & FUSE_OPEN_KILL_SUIDGID))
+			cur.flags |= BFS_WIRE_KILL_SUIDGID;
+		break;
+	}
+}
+
+ssize_t bfs_fuse_wire_read(int fd, void *buf, size_t len, void *userdata)
+{
+	ssize_t n = read(fd, buf, len);
+
+	(void)userdata;
+	if (n >= (ssize_t)sizeof(struct fuse_in_header))
+		note_request(buf, (size_t)n);
+	else
+		cur.unique = 0;
+	return n;
+}
+
+/*
+ * The INIT reply: add what the kernel offered and we want.  KILLPRIV_V2
+ * needs nothing from libfuse; DIRECT_IO_ALLOW_MMAP keeps mmap(MAP_SHARED)
+ * working on the direct_io opens (fuse_ops.c gives O_DIRECT opens
+ * direct_io only when both are on, see want_direct_io()).
+ * PARALLEL_DIROPS (lookups and listings of one directory at once, instead
+ * of one at a time under the kernel's per-directory mutex): libfuse 3.14
+ * wants it by default (FUSE_CAP_PARALLEL_DIROPS) but never puts it in the
+ * reply; the filesystem layer locks for itself.
+ */
+#define WIRE_WANTED	(FUSE_HANDLE_KILLPRIV_V2 | FUSE_DIRECT_IO_ALLOW_MMAP | FUSE_PARALLEL_DIROPS)
+
+static void adjust_init(struct fuse_init_out *o, size_t len)
+{
+	uint64_t offered = atomic_load(&wire.offered);
+	uint64_t add = offered & WIRE_WANTED;
+
+	if (len < offsetof(struct fuse_init_out, flags2) + sizeof(o->flags2) ||
+	    !(o->flags & FUSE_INIT_EXT))
+		add &= 0xffffffffULL;	/* no room for, or no agreement on, flags2 */
+	o->flags |= (uint32_t)add;
+	if (add >> 32)
+		o->flags2 |= (uint32_t)(add >> 32);
+	atomic_store(&wire.dio_mmap, (add & FUSE_DIRECT_IO_ALLOW_MMAP) != 0);
+	atomic_store(&wire.killpriv, (add & FUSE_HANDLE_KILLPRIV_V2) != 0);
+}
+
+/* OPEN and CREATE replies end with a struct fuse_open_out (after the entry, for CREATE) */
+static void adjust_open(void *reply, size_t len)
+{
+	char *at = (char *)reply + len - sizeof(struct fuse_open_out);
+	struct fuse_open_out o;
+
+	memcpy(&o, at, sizeof(o));
+	if (o.open_flags & FOPEN_DIRECT_IO)
+		o.open_flags |= FOPEN_PARALLEL_DIRECT_WRITES;
+	memcpy(at, &o, sizeof(o));
+}
+
+/*
+ * libfuse hands over a header and (for these replies) one argument; the
+ * argument is copied and the copy adjusted, libfuse's memory is not
+ * written.
+ */
+ssize_t bfs_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	const struct fuse_out_header *out = iov[0].iov_base;
+	union {
+		struct fuse_init_out	init;
+		char			bytes[512];
+	} copy;
+	struct iovec mine[2];
+	size_t len;
+
+	(void)userdata;
+	if (count != 2 || iov[0].iov_len != sizeof(*out) || out->error || !cur.unique ||
+	    out->unique != cur.unique)
+		return writev(fd, iov, count);
+	len = iov[1].iov_len;
+	switch (cur.opcode) {
+	case FUSE_INIT:
+		if (len > sizeof(copy) || len < offsetof(struct fuse_init_out, max_background))
+			break;
+		memset(&copy, 0, sizeof(copy));
+		memcpy(&copy, iov[1].iov_base, len);
+		adjust_init(&copy.init, len);
+		goto send;
+	case FUSE_OPEN:
+	case FUSE_CREATE:
+		if (len > sizeof(copy) || len < sizeof(struct fuse_open_out))
+			break;
+		memcpy(&copy, iov[1].iov_base, len);
+		adjust_open(&copy, len);
+		goto send;
+	}
+	return writev(fd, iov, count);
+send:
+	mine[0] = iov[0];
+	mine[1].iov_base = &copy;
+	mine[1].iov_len = len;
+	return writev(fd, mine, 2);
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The /dev/fuse shim of bfs mount (cmd/fuse_wire.c) over a socket pair that
+ * stands for the kernel: what INIT negotiates, which raw replies change and
+ * how, and that the kill flags of a request reach only the thread that read
+ * it (the thread libfuse then serves it on).
+ */
+#include "unit.h"
+
+#include <bfs/types.h>
+
+#include "../../cmd/fuse_wire.c"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+static int kern = -1, dev = -1;	/* the kernel's end, the daemon's end */
+
+static void pair_open(void)
+{
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	kern = sv[0];
+	dev = sv[1];
+	bfs_fuse_wire_reset();
+}
+
+static void pair_close(void)
+{
+	close(kern);
+	close(dev);
+}
+
+/* the kernel sends a request: header and @len bytes of argument; the shim reads it */
+static void request(u32 opcode, u64 unique, const void *arg, size_t len)
+{
+	char buf[512], got[512];
+	struct fuse_in_header in = {
+		.len = (u32)(sizeof(in) + len), .opcode = opcode, .unique = unique, .nodeid = 1,
+	};
+
+	memcpy(buf, &in, sizeof(in));
+	memcpy(buf + sizeof(in), arg, len);
+	ck_assert_int_eq(write(kern, buf, in.len), (ssize_t)in.len);
+	ck_assert_int_eq(bfs_fuse_wire_read(dev, got, sizeof(got), NULL), (ssize_t)in.len);
+	ck_assert(memcmp(got, buf, in.len) == 0);	/* passed on unchanged */
+}
+
+/* the daemon replies to @unique with @arg; returns what the kernel gets, in @out */
+static size_t reply(u64 unique, int error, void *arg, size_t len, void *out)
+{
+	struct fuse_out_header oh = {
+		.len = (u32)(sizeof(oh) + len), .error = error, .unique = unique,
+	};
+	struct iovec iov[2] = { { &oh, sizeof(oh) }, { arg, len } };
+	char buf[512], before[512];
+	ssize_t n;
+
+	memcpy(before, arg, len);
+	ck_assert_int_eq(bfs_fuse_wire_writev(dev, iov, len ? 2 : 1, NULL), (ssize_t)oh.len);
+	ck_assert(memcmp(before, arg, len) == 0);	/* libfuse's memory is not written */
+	n = read(kern, buf, sizeof(buf));
+	ck_assert_int_eq(n, (ssize_t)oh.len);
+	ck_assert(memcmp(buf, &oh, sizeof(oh)) == 0);
+	memcpy(out, buf + sizeof(oh), len);
+	return (size_t)n - sizeof(oh);
+}
+
+/* INIT as a 7.45 kernel sends it, offering @flags (flags2 when above 32 bits) */
+static void init(u64 offered, u32 reply_flags, struct fuse_init_out *got)
+{
+	struct fuse_init_in in = {
+		.major = 7, .minor = 45, .flags = (u32)offered | FUSE_INIT_EXT,
+		.flags2 = (u32)(offered >> 32),
+	};
+	struct fuse_init_out out = { .major = 7, .minor = 38, .flags = reply_flags };
+
+	request(FUSE_INIT, 2, &in, sizeof(in));
+	ck_assert_uint_eq(reply(2, 0, &out, sizeof(out), got), sizeof(out));
+}
+
+START_TEST(test_init_adds_what_was_offered)
+{
+	struct fuse_init_out got;
+
+	pair_open();
+	init(FUSE_ASYNC_READ | FUSE_HANDLE_KILLPRIV_V2 | FUSE_DIRECT_IO_ALLOW_MMAP |
+	     FUSE_PARALLEL_DIROPS | FUSE_POSIX_LOCKS, FUSE_ASYNC_READ | FUSE_INIT_EXT, &got);
+	/* not POSIX_LOCKS: only what the shim is for */
+	ck_assert_uint_eq(got.flags, FUSE_ASYNC_READ | FUSE_INIT_EXT | FUSE_HANDLE_KILLPRIV_V2 |
+				     FUSE_PARALLEL_DIROPS);
+	ck_assert_uint_eq(got.flags2, (u32)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
+	ck_assert_uint_eq(got.minor, 38);	/* nothing else moves */
+	ck_assert(bfs_fuse_wire_killpriv());
+	ck_assert(bfs_fuse_wire_dio_mmap());
+	pair_close();
+}
+END_TEST
+
+START_TEST(test_init_without_offer)
+{
+	struct fuse_init_out got;
+	struct fuse_write_in w = { .size = 4, .write_flags = FUSE_WRITE_KILL_SUIDGID };
+
+	pair_open();
+	/* an older kernel: neither flag offered, the reply is libfuse's */
+	init(FUSE_ASYNC_READ, FUSE_ASYNC_READ | FUSE_INIT_EXT, &got);
+	ck_assert_uint_eq(got.flags, FUSE_ASYNC_READ | FUSE_INIT_EXT);
+	ck_assert_uint_eq(got.flags2, 0);
+	ck_assert(!bfs_fuse_wire_killpriv());
+	ck_assert(!bfs_fuse_wire_dio_mmap());
+	/* the kernel then clears set-ID bits itself: the flag is not passed on */
+	request(FUSE_WRITE, 10, &w, sizeof(w));
+	ck_assert_uint_eq(bfs_fuse_wire_req_flags(), 0);
+	pair_close();
+}
+END_TEST
+
+START_TEST(test_init_flags2_needs_init_ext)
+{
+	struct fuse_init_out got;
+
+	pair_open();
+	/* libfuse did not agree on FUSE_INIT_EXT: no flags2 in the reply */
+	init(FUSE_HANDLE_KILLPRIV_V2 | FUSE_DIRECT_IO_ALLOW_MMAP, FUSE_ASYNC_READ, &got);
+	ck_assert_uint_eq(got.flags, FUSE_ASYNC_READ | FUSE_HANDLE_KILLPRIV_V2);
+	ck_assert_uint_eq(got.flags2, 0);
+	ck_assert(bfs_fuse_wire_killpriv());
+	ck_assert(!bfs_fuse_wire_dio_mmap());
+	pair_close();
+}
+END_TEST
+
+static void *other_thread(void *arg)
+{
+	unsigned *seen = arg;
+
+	*seen = bfs_fuse_wire_req_flags();
+	return NULL;
+}
+
+START_TEST(test_kill_flags_per_thread)
+{
+	struct fuse_write_in w = { .size = 4, .write_flags = FUSE_WRITE_KILL_SUIDGID };
+	struct fuse_write_in plain = { .size = 4 };
+	struct fuse_setattr_in sa = { .valid = FATTR_SIZE | FATTR_KILL_SUIDGID };
+	struct fuse_open_in op = { .flags = O_WRONLY | O_TRUNC, .open_flags = FUSE_OPEN_KILL_SUIDGID };
+	struct fuse_init_out got;
+	unsigned seen = ~0U;
+	pthread_t t;
+
+	pair_open();
+	init(FUSE_HANDLE_KILLPRIV_V2, FUSE_INIT_EXT, &got);
+	request(FUSE_WRITE, 10, &w, sizeof(w));
+	ck_assert_uint_eq(bfs_fuse_wire_req_flags(), BFS_WIRE_KILL_SUIDGID);
+	/* a thread serving another request does not see this one's flags */
+	ck_assert_int_eq(pthread_create(&t, NULL, other_thread, &seen), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_uint_eq(seen, 0);
+	/* the next request on this thread replaces them */
+	request(FUSE_WRITE, 12, &plain, sizeof(plain));
+	ck_assert_uint_eq(bfs_fuse_wire_req_flags(), 0);
+	request(FUSE_SETATTR, 14, &sa, sizeof(sa));
+	ck_assert_uint_eq(bfs_fuse_wire_req_flags(), BFS_WIRE_KILL_SUIDGID);
+	request(FUSE_OPEN, 16, &op, sizeof(op));
+	ck_assert_uint_eq(bfs_fuse_wire_req_flags(), BFS_WIRE_KILL_SUIDGID);
+	/* a request too short to hold the field: no flag read past its end */
+	request(FUSE_WRITE, 18, &w, offsetof(struct fuse_write_in, write_flags));
+	ck_assert_uint_eq(bfs_fuse_wire_req_flags(), 0);
+	/* opcodes that carry no such flag */
+	request(FUSE_GETATTR, 20, &w, sizeof(w));
+	ck_assert_uint_eq(bfs_fuse_wire_req_flags(), 0);
+	pair_close();
+}
+END_TEST
+
+START_TEST(test_open_replies)
+{
+	struct fuse_open_in op = { .flags = O_RDWR | O_DIRECT };
+	struct fuse_create_in cr = { .flags = O_RDWR | O_CREAT, .mode = 0644 };
+	struct fuse_open_out oo = { .fh = 7, .open_flags = FOPEN_DIRECT_IO | FOPEN_NOFLUSH }, og;
+	struct fuse_open_out cached = { .open_flags = FOPEN_KEEP_CACHE };
+	struct {
+		struct fuse_entry_out	e;
+		struct fuse_open_out	o;
+	} cre = { .e = { .nodeid = 5 }, .o = { .open_flags = FOPEN_DIRECT_IO } }, cg;
+	struct fuse_init_out got;
+
+	pair_open();
+	init(FUSE_HANDLE_KILLPRIV_V2, FUSE_INIT_EXT, &got);
+	request(FUSE_OPEN, 30, &op, sizeof(op));
+	reply(30, 0, &oo, sizeof(oo), &og);
+	ck_assert_uint_eq(og.open_flags, FOPEN_DIRECT_IO | FOPEN_NOFLUSH | FOPEN_PARALLEL_DIRECT_WRITES);
+	ck_assert_uint_eq(og.fh, 7);
+	/* a cached open stays as it was */
+	request(FUSE_OPEN, 32, &op, sizeof(op));
+	reply(32, 0, &cached, sizeof(cached), &og);
+	ck_assert_uint_eq(og.open_flags, FOPEN_KEEP_CACHE);
+	/* CREATE: the open_out after the entry */
+	request(FUSE_CREATE, 34, &cr, sizeof(cr));
+	reply(34, 0, &cre, sizeof(cre), &cg);
+	ck_assert_uint_eq(cg.o.open_flags, FOPEN_DIRECT_IO | FOPEN_PARALLEL_DIRECT_WRITES);
+	ck_assert_uint_eq(cg.e.nodeid, 5);
+	/* a reply to another request (a notification, another thread's) is not touched */
+	request(FUSE_OPEN, 36, &op, sizeof(op));
+	reply(0, 0, &oo, sizeof(oo), &og);
+	ck_assert_uint_eq(og.open_flags, FOPEN_DIRECT_IO | FOPEN_NOFLUSH);
+	reply(99, 0, &oo, sizeof(oo), &og);
+	ck_assert_uint_eq(og.open_flags, FOPEN_DIRECT_IO | FOPEN_NOFLUSH);
+	/* an error reply: header only */
+	request(FUSE_OPEN, 38, &op, sizeof(op));
+	reply(38, -ENOENT, NULL, 0, &og);
+	pair_close();
+}
+END_TEST
+
+START_TEST(test_wanted)
+{
+	unsetenv("BFS_FUSE_WIRE");
+	ck_assert(bfs_fuse_wire_wanted());
+	setenv("BFS_FUSE_WIRE", "0", 1);
+	ck_assert(!bfs_fuse_wire_wanted());
+	setenv("BFS_FUSE_WIRE", "1", 1);
+	ck_assert(bfs_fuse_wire_wanted());
+	unsetenv("BFS_FUSE_WIRE");
+}
+END_TEST
+
+static Suite *fuse_wire_suite(void)
+{
+	Suite *s = suite_create("fuse_wire");
+	TCase *tc = tcase_create("fuse_wire");
+
+	tcase_add_test(tc, test_init_adds_what_was_offered);
+	tcase_add_test(tc, test_init_without_offer);
+	tcase_add_test(tc, test_init_flags2_needs_init_ext);
+	tcase_add_test(tc, test_kill_flags_per_thread);
+	tcase_add_test(tc, test_open_replies);
+	tcase_add_test(tc, test_wanted);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BFS_UNIT_MAIN(fuse_wire_suite)
