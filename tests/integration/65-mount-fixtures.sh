@@ -3,20 +3,24 @@
 # then read-write) and its tree compared with the same image after
 # `bfs fsck -y`.  A fix made in fsck alone shows up here as missing files.
 #   f_sb_primary_forged     the backups outvote a forged primary (libcore/super/vote.c)
+#   f_journal_after_clean   a journal that continues after a clean shutdown is
+#                           replayed, not erased (libcore/journal/read.c)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mount-lib.sh"
 
 mount_prereqs
 command -v zstd >/dev/null || skip "zstd not installed"
 
-# mount_matches_fsck FIXTURE: the image mounted as it is holds what fsck -y makes of it
+unpack() { zstd -q -d -f "$REPO/fixtures/$1/image.zst" -o "$2" || fail "$1: cannot decompress"; }
+
+# mount_matches_fsck NAME FILE: the image as-is.img mounted as it is holds
+# what fsck -y makes of it, FILE among it
 mount_matches_fsck() {
-	zstd -q -d -f "$REPO/fixtures/$1/image.zst" -o as-is.img || fail "$1: cannot decompress"
 	cp as-is.img repaired.img
 	expect_rc 1 "$BFS" fsck -y repaired.img
 	expect_ok "$BFS" mount -o ro repaired.img mnt2
 	wait_mounted mnt2
-	[ -s mnt2/a/readme ] || fail "$1: the repaired image has no /a/readme"
+	[ -s "mnt2/$2" ] || fail "$1: the repaired image has no $2"
 	expect_ok "$BFS" mount -o ro as-is.img mnt
 	wait_mounted mnt
 	compare_trees mnt mnt2
@@ -25,20 +29,21 @@ mount_matches_fsck() {
 	expect_ok "$BFS" mount as-is.img mnt
 	wait_mounted mnt
 	compare_trees mnt mnt2
-	echo new > mnt/a/new || fail "$1: cannot write"
+	echo new > mnt/new-file || fail "$1: cannot write"
 	unmount_wait umount mnt
 	unmount_wait umount mnt2
 	expect_ok "$BFS" fsck -n as-is.img
 }
 
 note "forged primary superblock: mount uses the agreeing backups"
-zstd -q -d -f "$REPO/fixtures/f_sb_primary_forged/image.zst" -o forged.img
+unpack f_sb_primary_forged forged.img
 expect_ok "$BFS" mount -o ro forged.img mnt
 contains err "primary superblock is invalid (the primary (sequence 6) differs from every backup"
 contains err "using backup copy 1"
 wait_mounted mnt
 unmount_wait umount mnt
-mount_matches_fsck f_sb_primary_forged
+cp forged.img as-is.img
+mount_matches_fsck f_sb_primary_forged a/readme
 
 note "show-super, dump-btree and debug make the same choice"
 expect_ok "$BFS" show-super forged.img
@@ -50,4 +55,30 @@ expect_ok "$BFS" dump-btree -b dirents forged.img
 contains out "dirent 'readme'"
 expect_ok "$BFS" debug -R "ls /a" forged.img
 contains out "readme"
+note "a journal that continues after a clean shutdown: the mount replays it"
+unpack f_journal_after_clean jac.img
+expect_ok "$BFS" mount -o ro jac.img mnt
+contains err "continues the log after it"
+wait_mounted mnt
+unmount_wait umount mnt
+expect_ok "$BFS" mount jac.img mnt
+wait_mounted mnt
+unmount_wait umount mnt
+expect_ok "$BFS" fsck -n jac.img
+contains out "clean, 0 problems found"
+
+note "a clean flag forged after writes: no file is lost"
+expect_ok "$BFS" format -q --size 64M stale.img
+expect_ok "$TOOLS/bfs-fsimage" populate --seed 5 --files 40 --unclean stale.img
+# (file000 is the first file the seed-5 workload makes: the check below needs one)
+expect_ok "$TOOLS/bfs-fsimage" manifest stale.img
+cp out want.manifest
+flags=$("$BFS" show-super --json stale.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["flags"])')
+[ $((flags & 1)) -eq 0 ] || fail "the populated image is already clean"
+expect_ok "$BFS" debug -w -R "set-super flags $((flags | 1))" stale.img
+cp stale.img as-is.img
+mount_matches_fsck "forged clean flag" d1/d2/file000
+expect_ok "$TOOLS/bfs-fsimage" manifest as-is.img
+grep -v ' /new-file$' out > got.manifest
+cmp -s got.manifest want.manifest || { diff want.manifest got.manifest | head; fail "files differ"; }
 echo ok
