@@ -104,7 +104,7 @@ int bfs_dev_faults_from_env(struct bfs_dev *dev)
 	if (ret)
 		bfs_err("BFS_FAULT_READ: %s", err);
 	else
-		bfs_info("BFS_FAULT_READ: reads of %s fail with EIO (a testing aid)", spec);
+		bfs_log(BFS_LOG_DEBUG, "BFS_FAULT_READ: reads of %s fail with EIO", spec);
 	return ret;
 }
 

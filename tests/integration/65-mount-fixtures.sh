@@ -5,6 +5,8 @@
 #   f_sb_primary_forged     the backups outvote a forged primary (libcore/super/vote.c)
 #   f_journal_after_clean   a journal that continues after a clean shutdown is
 #                           replayed, not erased (libcore/journal/read.c)
+#   f_fs_data_read_error    a file whose data reads fail (BFS_FAULT_READ, its
+#                           env file): EIO for it, the rest is served
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mount-lib.sh"
 
@@ -81,4 +83,22 @@ mount_matches_fsck "forged clean flag" d1/d2/file000
 expect_ok "$TOOLS/bfs-fsimage" manifest as-is.img
 grep -v ' /new-file$' out > got.manifest
 cmp -s got.manifest want.manifest || { diff want.manifest got.manifest | head; fail "files differ"; }
+note "unreadable file data: EIO for that file, the rest is served"
+unpack f_fs_data_read_error dre.img
+expect_ok "$BFS" mount -o ro dre.img mnt
+wait_mounted mnt
+cp mnt/a/readme readme.want || fail "cannot read /a/readme without the fault"
+cat mnt/a/b/script > /dev/null || fail "cannot read /a/b/script without the fault"
+unmount_wait umount mnt
+# shellcheck disable=SC2046 # VAR=value words
+expect_ok env $(cat "$REPO/fixtures/f_fs_data_read_error/env") "$BFS" mount -o ro dre.img mnt
+wait_mounted mnt
+cat mnt/a/b/script > got 2> cat.err && fail "the unreadable file was read"
+contains cat.err "Input/output error"
+cmp -s mnt/a/readme readme.want || fail "/a/readme differs"
+[ "$(ls mnt/a/b)" = script ] || fail "the directory of the unreadable file lists wrong"
+[ "$(stat -c %s mnt/a/b/script)" -gt 0 ] || fail "no size for the unreadable file"
+cat mnt/a/b/script > /dev/null 2>&1 && fail "the unreadable file read the second time"
+cmp -s mnt/a/readme readme.want || fail "/a/readme differs after the error"
+unmount_wait umount mnt
 echo ok
