@@ -70,15 +70,9 @@ expect_ok "$BFS" fsck -n jac.img
 contains out "clean, 0 problems found"
 
 note "a clean flag forged after writes: no file is lost"
-expect_ok "$BFS" format -q --size 64M stale.img
-expect_ok "$TOOLS/bfs-fsimage" populate --seed 5 --files 40 --unclean stale.img
-# (file000 is the first file the seed-5 workload makes: the check below needs one)
-expect_ok "$TOOLS/bfs-fsimage" manifest stale.img
-cp out want.manifest
-flags=$("$BFS" show-super --json stale.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["flags"])')
-[ $((flags & 1)) -eq 0 ] || fail "the populated image is already clean"
-expect_ok "$BFS" debug -w -R "set-super flags $((flags | 1))" stale.img
-cp stale.img as-is.img
+rm -f as-is.img
+stale_clean_image as-is.img 5 40
+# (file000 is the first file the seed-5 workload makes: the check needs one)
 mount_matches_fsck "forged clean flag" d1/d2/file000
 expect_ok "$TOOLS/bfs-fsimage" manifest as-is.img
 grep -v ' /new-file$' out > got.manifest

@@ -102,7 +102,6 @@ START_TEST(test_crash_replay_after_clean)
 {
 	char *logpath = bfs_unit_tmpfile("after-clean-log");
 	struct bfs_dev *dev = stale_clean_image(), *base;
-	struct crash_result res;
 	char why[512];
 
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &base), 0);
@@ -112,14 +111,7 @@ START_TEST(test_crash_replay_after_clean)
 	crash_mark(dev, 'f', 1);
 	ck_assert_int_eq(bfs_dev_record_stop(dev), 0);
 
-	crash_build_states(logpath, base, 7, check_state, NULL, &res);
-	printf("after-clean crash: %zu log entries; %u crash states (%u flush points, %u random), "
-	       "%u failed\n", res.log_entries, res.states, res.flush_states, res.random_states,
-	       res.failures);
-	ck_assert_uint_ge(res.flush_states, 3);
-	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
-	unlink(logpath);
-	free(logpath);
+	crash_states_check("after-clean crash", logpath, base, 7, check_state, NULL, 3);
 	bfs_dev_close(base);
 	bfs_dev_close(dev);
 }
