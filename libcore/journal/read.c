@@ -673,7 +673,8 @@ static bool check_clean(struct read_ctx *r, struct plan *p)
 		jfind(r, PR_JOURNAL_AFTER_CLEAN, BFS_LOG_WARN, first,
 		      "the superblock says the filesystem was shut down cleanly at seq %" PRIu64
 		      ", but %" PRIu64 " valid entr%s (seq %" PRIu64 "..%" PRIu64 ", from offset %"
-		      PRIu64 ") continue%s the log after it: erasing %s would lose %s updates",
+		      PRIu64 ") continue%s the log after it: the clean flag is out of date, and "
+		      "erasing %s would lose %s updates",
 		      r->o->min_seq, nr, nr == 1 ? "y" : "ies", first->seq, hi, first->offset,
 		      nr == 1 ? "s" : "", nr == 1 ? "it" : "them", nr == 1 ? "its" : "their");
 		r->j->needs_reset = false;
