@@ -6,7 +6,8 @@
 #   f_journal_after_clean   a journal that continues after a clean shutdown is
 #                           replayed, not erased (libcore/journal/read.c)
 #   f_fs_data_read_error    a file whose data reads fail (BFS_FAULT_READ, its
-#                           env file): EIO for it, the rest is served
+#                           env file): EIO for it, the rest is served; the
+#                           same for a btree leaf a directory's entries are in
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mount-lib.sh"
 
@@ -95,4 +96,27 @@ cmp -s mnt/a/readme readme.want || fail "/a/readme differs"
 cat mnt/a/b/script > /dev/null 2>&1 && fail "the unreadable file read the second time"
 cmp -s mnt/a/readme readme.want || fail "/a/readme differs after the error"
 unmount_wait umount mnt
+
+note "an unreadable btree leaf: EIO for what it holds, the rest is served"
+expect_ok "$BFS" format -q --size 64M leaf.img
+expect_ok "$BFS" mount leaf.img mnt
+wait_mounted mnt
+mkdir mnt/d
+i=0
+while [ $i -lt 1500 ]; do echo $i > mnt/d/file_with_a_long_name_$i; i=$((i + 1)); done
+echo kept > mnt/kept
+unmount_wait umount mnt
+expect_ok "$BFS" dump-btree --nodes -b dirents leaf.img
+# the last leaf: it holds entries of /d, not the root's
+leaf=$(awk '/node level 0/ { o = $0 } END { sub(/.* offset /, "", o); sub(/ .*/, "", o); print o }' out)
+[ -n "$leaf" ] && [ "$leaf" -gt 0 ] || fail "no dirents leaf found"
+expect_ok env BFS_FAULT_READ=$((leaf + 512)) "$BFS" mount -o ro leaf.img mnt
+wait_mounted mnt
+[ "$(cat mnt/kept)" = kept ] || fail "/kept unreadable beside the bad leaf"
+ls mnt/d > /dev/null 2> ls.err && fail "listing /d read the unreadable leaf"
+contains ls.err "Input/output error"
+[ "$(cat mnt/kept)" = kept ] || fail "/kept unreadable after the error"
+unmount_wait umount mnt
+expect_rc 4 env BFS_FAULT_READ=$((leaf + 512)) "$BFS" fsck -n leaf.img
+contains out "btree node cannot be read (I/O error)"
 echo ok
