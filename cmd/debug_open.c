@@ -10,8 +10,8 @@
  *   -> btree core alone (read-only), then without replay
  *   -> superblock and raw device only (super, journal, corrupt, set-super)
  *
- * A damaged primary superblock is replaced by a backup inside libcore
- * (bfs_sb_read); we read it once ourselves to say so.
+ * A damaged or outvoted primary superblock is replaced by a backup inside
+ * libcore (bfs_sb_read); the core open says so through the log hook.
  */
 #include "debug.h"
 
@@ -78,12 +78,6 @@ void dbg_open_fs(struct dbg *d, bool rw)
 		snprintf(d->why_no_fs, sizeof(d->why_no_fs), "%s", d->why_no_core);
 		warn("no valid superblock: %s; only raw commands work", err);
 		return;
-	}
-	if (h.used_backup) {
-		char copy[64];
-
-		snprintf(copy, sizeof(copy), "%u at offset %llu", h.copy, (unsigned long long)h.offset);
-		warn("primary superblock is invalid (%s); using backup copy %s", h.primary_err, copy);
 	}
 	bfs_sb_handle_release(&h);
 

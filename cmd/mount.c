@@ -201,10 +201,7 @@ static int check_super(struct mount_run *m)
 		return run_error(m, "'%s' is not a bfs filesystem: %s", m->device, err);
 	if (ret)
 		return run_error(m, "'%s': %s", m->device, err);
-	if (h.used_backup)
-		fprintf(stderr, "%s: warning: primary superblock of '%s' is invalid (%s); "
-			"using the backup at offset %llu (run 'bfs fsck')\n", m->who, m->device,
-			h.primary_err, (unsigned long long)h.offset);
+	/* a backup in use is said by the core open (the log hook) */
 	bfs_sb_handle_release(&h);
 	return 0;
 }

@@ -12,13 +12,18 @@
 #include <bfs/os.h>
 #include <bfs/super.h>
 
+#include <stdlib.h>
 #include <string.h>
+
+enum { OPT_COPY = BFS_OPT_LONG };
 
 static const struct bfs_opt show_super_opts[] = {
 	BFS_OPT("json", 'j', 0, NULL, "print JSON (keys are listed in bfs-show-super(8))"),
 	BFS_OPT("all", 'a', 0, NULL, "also check and list every superblock copy"),
 	BFS_OPT("export", 'e', 0, NULL, "print the identity as udev KEY=VALUE lines (ID_FS_UUID,\n"
 		"ID_FS_LABEL, ...), as 'blkid -o udev' does"),
+	BFS_OPT("copy", 0, OPT_COPY, "N", "print superblock copy N as stored (0: the primary),\n"
+		"not the one the filesystem uses"),
 	{ 0 }
 };
 
@@ -260,13 +265,60 @@ static void describe_copies(struct bfs_out *o, struct bfs_dev *dev, const struct
 	bfs_free(buf);
 }
 
+/*
+ * --copy N: copy N of the list the superblock in use gives (a forged or
+ * stale copy is exactly what one wants to look at), validated but not chosen.
+ */
+static int read_chosen_copy(struct bfs_dev *dev, struct bfs_sb_handle *h, unsigned copy,
+			    char *err)
+{
+	struct bfs_sb *buf;
+	u64 off;
+	int ret;
+
+	if (copy >= h->sb->nr_copies)
+		return bfs_err_line(err, -EINVAL, "there is no copy %u: the superblock lists %u",
+				    copy, h->sb->nr_copies);
+	buf = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+	if (!buf)
+		return -ENOMEM;
+	memset(buf, 0, BFS_SB_MAX_BYTES);
+	off = le64_to_cpu(h->sb->copy_offset[copy]);
+	ret = bfs_sb_read_copy(dev, off, buf, err);
+	if (ret) {
+		bfs_free(buf);
+		return ret;
+	}
+	bfs_sb_handle_release(h);
+	h->sb = buf;
+	h->copy = copy;
+	h->offset = off;
+	return 0;
+}
+
+/* which copy is printed and why, in words */
+static const char *copy_note(const struct bfs_sb_handle *h, bool chosen, char *buf, size_t len)
+{
+	if (chosen)
+		snprintf(buf, len, "(%s %u, as asked)", h->copy ? "backup copy" : "primary, copy",
+			 h->copy);
+	else if (!h->copy)
+		snprintf(buf, len, "(primary)");
+	else
+		snprintf(buf, len, "(backup copy %u: primary %s)", h->copy,
+			 h->outvoted ? "outvoted by the backups" : "invalid");
+	return buf;
+}
+
 static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 {
 	struct bfs_sb_handle h;
 	struct bfs_out o = { 0 };
 	struct bfs_dev *dev;
-	char err[BFS_ERR_LEN];
-	bool json = false, all = false, export = false;
+	char err[BFS_ERR_LEN], note[80];
+	bool json = false, all = false, export = false, chosen = false;
+	unsigned long copy = 0;
+	char *end;
 	int c, ret;
 
 	while ((c = bfs_cmd_getopt(cmd, argc, argv, NULL)) != -1) {
@@ -279,6 +331,13 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 			break;
 		case 'e':
 			export = true;
+			break;
+		case OPT_COPY:
+			copy = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || copy >= BFS_SB_MAX_COPIES)
+				return bfs_cmd_usage_error(cmd, "--copy wants a copy number from 0 to %u",
+							   BFS_SB_MAX_COPIES - 1);
+			chosen = true;
 			break;
 		default:
 			return bfs_cmd_usage_error(cmd, "bad option");
@@ -294,6 +353,15 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 	if (ret)
 		return bfs_cmd_error(cmd, "cannot open '%s': %s", argv[optind], strerror(-ret));
 	ret = bfs_sb_read(dev, &h, err);
+	if (!ret && chosen) {
+		ret = read_chosen_copy(dev, &h, copy, err);
+		if (ret) {
+			bfs_sb_handle_release(&h);
+			bfs_dev_close(dev);
+			return bfs_cmd_error(cmd, "'%s': superblock copy %lu: %s", argv[optind],
+					     copy, err);
+		}
+	}
 	if (ret) {
 		bfs_dev_close(dev);
 		if (ret == -ENODATA)
@@ -301,7 +369,7 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 					     argv[optind], err);
 		return bfs_cmd_error(cmd, "'%s': %s", argv[optind], err);
 	}
-	if (h.used_backup)
+	if (h.used_backup && !chosen)
 		fprintf(stderr, "bfs show-super: warning: primary superblock is invalid (%s); "
 			"showing backup copy %u at offset %llu\n", h.primary_err, h.copy,
 			(unsigned long long)h.offset);
@@ -314,8 +382,12 @@ static int cmd_show_super(const struct bfs_cmd *cmd, int argc, char **argv)
 
 	out_str(&o, "device", "Device", "%s", argv[optind]);
 	out_u64(&o, "copy_offset", "Superblock read from", h.offset);
-	out_note(&o, h.used_backup ? "(backup: primary invalid)" : "(primary)");
+	out_note(&o, "%s", copy_note(&h, chosen, note, sizeof(note)));
+	out_u64(&o, "copy", "Copy", h.copy);
+	o.rows[o.nr - 1].flags |= OUT_JSON_ONLY;
 	out_bool(&o, "primary_valid", "Primary valid", !h.used_backup);
+	o.rows[o.nr - 1].flags |= OUT_JSON_ONLY;
+	out_bool(&o, "primary_outvoted", "Primary outvoted", h.outvoted);
 	o.rows[o.nr - 1].flags |= OUT_JSON_ONLY;
 	describe_sb(&o, h.sb);
 	if (all)
@@ -331,10 +403,11 @@ const struct bfs_cmd bfs_cmd_show_super = {
 	.name = "show-super",
 	.fn = cmd_show_super,
 	.summary = "print the superblock of a bfs filesystem",
-	.synopsis = "[--json] [--all] [--export] DEVICE",
+	.synopsis = "[--json] [--all] [--export] [--copy N] DEVICE",
 	.opts = show_super_opts,
 	.help =
-	"If the primary superblock is damaged, the newest valid backup is shown\n"
-	"and a warning names what is wrong with the primary.\n",
+	"If the primary superblock is damaged, or valid but outvoted by two or more\n"
+	"agreeing backups, the backup every tool uses is shown and a warning names\n"
+	"what is wrong with the primary.\n",
 	.args = BFS_ARG_DEVICE,
 };

@@ -113,6 +113,14 @@ int bfs_dev_discard(struct bfs_dev *dev, u64 off, u64 len);
 void bfs_dev_fail_writes_after(struct bfs_dev *dev, u64 nr_writes);
 
 /*
+ * Read-error injection (libcore/os/fault.c, doc/testing.md): reads touching
+ * the ranges of @spec, "OFFSET[+LEN][,...]" (bytes; LEN 1 by default), fail
+ * with -EIO from now on; NULL or "" clears them.  -EINVAL (and @err) for a
+ * bad spec.  bfs_dev_open() takes the same from BFS_FAULT_READ.
+ */
+int bfs_dev_set_read_faults(struct bfs_dev *dev, const char *spec, char *err);
+
+/*
  * Without barriers, flushes and FUA writes do not wait for the device (they
  * are still logged when recording): for a tool whose commit point is one
  * later write (migrate), where nothing before it needs to be durable one

@@ -85,7 +85,11 @@ int  bfs_journal_read(struct bfs_journal *j, u64 min_seq,
  *   clean    the filesystem was shut down cleanly at @min_seq: nothing is
  *            replayed and nothing in the journal is needed, so damage never
  *            fails the read; entries written after @min_seq are garbage
- *            (JOURNAL_STALE) and bfs_journal_needs_reset() says so;
+ *            (JOURNAL_STALE) and bfs_journal_needs_reset() says so, unless
+ *            they are valid and continue the log right after @min_seq
+ *            (JOURNAL_AFTER_CLEAN): the clean flag is out of date, and they
+ *            are replayed as after a crash (@fn sees them; needs_reset
+ *            stays false: they are needed until a checkpoint holds them);
  *   salvage  damage inside the replay range does not fail the read: the
  *            consistent prefix (every entry before the first damaged,
  *            missing or out-of-sequence one) is replayed, the rest is
@@ -94,8 +98,8 @@ int  bfs_journal_read(struct bfs_journal *j, u64 min_seq,
  *            first entry written needs nothing older (the caller makes the
  *            replayed state durable before anything else is written, as a
  *            checkpoint does), then calls bfs_journal_reset();
- *   check    called for every sub-entry of every valid entry during the
- *            scan, before anything is replayed; non-zero (with a message in
+ *   check    called for every sub-entry of every valid entry after @min_seq
+ *            during the scan, before anything is replayed; non-zero (with a message in
  *            @err, BFS_ERR_LEN) makes the entry damaged (JOURNAL_ENTRY_INVALID).
  */
 struct bfs_journal_read_opts {

@@ -68,17 +68,26 @@ struct bfs_sb_handle {
 	struct bfs_sb *sb;	/* valid superblock (malloc'd, BFS_SB_MAX_BYTES) */
 	unsigned copy;		/* index of the copy used, 0 = primary */
 	u64	offset;		/* its byte offset */
-	bool	used_backup;	/* primary was unreadable or invalid */
+	bool	used_backup;	/* primary was unreadable, invalid or outvoted */
+	bool	outvoted;	/* primary valid, but agreeing backups outvoted it */
 	int	primary_ret;	/* why the primary was rejected (0 if it wasn't) */
 	char	primary_err[BFS_ERR_LEN];
 };
 
 /*
  * Read the primary superblock; if it is unreadable or invalid, use the valid
- * backup with the highest sequence number.  On failure @err says why the
- * primary (and every backup) was rejected.
+ * backup with the highest sequence number; if it is valid but two or more
+ * agreeing backups outvote it (the majority rule, vote.c), use them and say
+ * why in primary_err.  On failure @err says why the primary (and every
+ * backup) was rejected.  Every opener reads through here.
  */
 int bfs_sb_read(struct bfs_dev *dev, struct bfs_sb_handle *h, char *err);
+/* the majority rule over a handle holding a valid primary (bfs_sb_read's last step) */
+int bfs_sb_outvote(struct bfs_dev *dev, struct bfs_sb_handle *h);
+/* copies of one write are byte for byte the same */
+bool bfs_sb_same(const struct bfs_sb *a, const struct bfs_sb *b);
+/* where two copies first differ past seq, checksum and write time: "at byte N (field)" */
+void bfs_sb_diff_text(const struct bfs_sb *a, const struct bfs_sb *b, char *buf, size_t len);
 void bfs_sb_handle_release(struct bfs_sb_handle *h);
 
 /* read and validate the copy at @offset into @buf (BFS_SB_MAX_BYTES) */

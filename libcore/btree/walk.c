@@ -6,6 +6,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -46,8 +47,8 @@ void bfs_node_explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int
 	ni->node_size = c->node_size;
 	ni->status = ret;
 	ni->code = ret == -EUCLEAN ? PR_BTREE_NODE_NOT_A_NODE : PR_BTREE_NODE_READ_ERROR;
-	snprintf(ni->err, sizeof(ni->err), "btree %s level %u node at %llu: error %d",
-		 bfs_btree_id_name(id), p->level, (unsigned long long)ni->offset, ret);
+	snprintf(ni->err, sizeof(ni->err), "btree %s level %u node at %llu: %s",
+		 bfs_btree_id_name(id), p->level, (unsigned long long)ni->offset, strerror(-ret));
 	if (!n)
 		return;
 	n->offset = ni->offset;

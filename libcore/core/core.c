@@ -371,6 +371,10 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 		return ret;
 	}
 	sb = c->sbh.sb;
+	/* info, not a warning: fsck reports it as a problem, other tools say it once */
+	if (c->sbh.used_backup)
+		bfs_info("primary superblock is invalid (%s); using backup copy %u at offset %llu",
+			 c->sbh.primary_err, c->sbh.copy, (unsigned long long)c->sbh.offset);
 	c->read_only = c->opts.read_only || c->opts.no_replay || bfs_dev_is_readonly(dev);
 	/* unknown ro_compat features: readers may go on, a writer must not start */
 	if (!c->read_only) {

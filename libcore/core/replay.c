@@ -209,7 +209,7 @@ int bfs_core_check_journal(struct bfs_dev *dev, const struct bfs_sb *sb, bfs_fin
 	struct bfs_journal_read_opts o = {
 		.clean = clean,
 		.salvage = true,
-		.check = clean ? NULL : replay_check,
+		.check = replay_check,
 		.finding = fn,
 		.finding_ctx = ctx,
 	};
@@ -236,11 +236,12 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 					     const bool *have),
 			   bool *replayed)
 {
+	/* clean too: a log that continues after the clean shutdown is replayed (read.c) */
 	struct bfs_journal_read_opts o = {
 		.min_seq = clean_seq,
 		.clean = !replay,
 		.salvage = c->opts.salvage_journal,
-		.check = replay ? replay_check : NULL,
+		.check = replay_check,
 		.check_ctx = c,
 		.finding = c->opts.journal_finding,
 		.finding_ctx = c->opts.journal_finding_ctx,
@@ -249,14 +250,15 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 	int ret;
 
 	*replayed = false;
-	if (!replay) {
-		ret = bfs_journal_recover(c->j, &o, replay_ignore, NULL);
-		ret = ret ?: load_roots(c, NULL, NULL);
-		if (!ret && c->opts.space_init)
-			ret = c->opts.space_init(c->opts.space_ctx, c);
-		return ret;
-	}
 	ret = bfs_journal_recover(c->j, &o, replay_collect, &r);
+	if (!ret && !replay) {
+		u64 first, last;
+
+		/* the clean flag was out of date: nodes may hold torn bsets as after a crash */
+		bfs_journal_replay_range(c->j, &first, &last);
+		if (first <= last)
+			c->allow_torn = true;
+	}
 	if (!ret)
 		ret = load_roots(c, r.roots, r.have_root);
 	if (!ret && c->opts.space_init)

@@ -42,31 +42,20 @@ bool bfs_fs_atime_due(const struct bfs_stat *st, unsigned policy)
 
 int bfs_fs_touch_atime(struct bfs_fs *fs, u64 ino, unsigned policy)
 {
-	struct bfs_ns_inode inode;
-	struct bfs_trans *t;
+	struct bfs_ns_change c;
 	s64 now;
 	int ret;
 
 	if (fs->read_only || policy == BFS_ATIME_NEVER)
 		return 0;
-	bfs_inode_lock(fs, ino);
+	ret = bfs_ns_change_begin(fs, ino, &c);
 	now = bfs_fs_now();
-	ret = bfs_ns_inode_read(fs, ino, &inode);
-	if (ret || !atime_due(inode.i.atime, inode.i.mtime, inode.i.ctime, inode.i.flags, policy,
-			      now))
-		goto out;
-	ret = bfs_trans_begin(fs->c, &t);
-	if (ret)
-		goto out;
-	inode.i.atime = now;
-	ret = bfs_ns_inode_write(t, &inode);
-	if (ret) {
-		bfs_trans_end(t);
-		goto out;
-	}
-	ret = bfs_ns_commit(t);
-out:
-	bfs_inode_unlock(fs, ino);
+	if (!ret && !atime_due(c.inode.i.atime, c.inode.i.mtime, c.inode.i.ctime,
+			       c.inode.i.flags, policy, now))
+		ret = BFS_NS_UNCHANGED;
+	if (!ret)
+		c.inode.i.atime = now;
+	ret = bfs_ns_change_end(&c, ret);
 	/* the inode went away since the read: nothing to record */
 	return ret == -ENOENT ? 0 : ret;
 }

@@ -66,64 +66,60 @@ static int check_setattr(const struct bfs_ns_inode *inode, const struct bfs_seta
 	return 0;
 }
 
-int bfs_fs_setattr(struct bfs_fs *fs, u64 ino, const struct bfs_setattr *sa, struct bfs_stat *st)
+/* what @sa asks of the inode in @c, with every change in c->t */
+static int apply_setattr(struct bfs_fs *fs, struct bfs_ns_change *c, const struct bfs_setattr *sa,
+			 s64 now)
 {
-	struct bfs_ns_inode inode;
-	struct bfs_trans *t = NULL;
-	s64 now = bfs_fs_now();
-	int ret;
+	struct bfs_inode *i = &c->inode.i;
+	int ret = check_setattr(&c->inode, sa);
 
-	if (fs->read_only)
-		return -EROFS;
-	bfs_inode_lock(fs, ino);
-	ret = bfs_ns_inode_read(fs, ino, &inode);
-	if (!ret)
-		ret = check_setattr(&inode, sa);
-	if (!ret)
-		ret = bfs_trans_begin(fs->c, &t);
 	if (ret)
-		goto out;
-
+		return ret;
 	if (sa->valid & BFS_SET_MODE)
-		inode.i.mode = (inode.i.mode & S_IFMT) | (sa->mode & 07777);
+		i->mode = (i->mode & S_IFMT) | (sa->mode & 07777);
 	/* the access ACL follows in the same transaction: no crash splits them */
 	if ((sa->valid & (BFS_SET_MODE | BFS_SET_ACL_MODE)) == (BFS_SET_MODE | BFS_SET_ACL_MODE)) {
-		ret = bfs_acl_chmod_trans(fs, t, ino, sa->mode);
+		ret = bfs_acl_chmod_trans(fs, c->t, c->ino, sa->mode);
 		if (ret)
-			goto out;
+			return ret;
 	}
 	if (sa->valid & BFS_SET_UID)
-		inode.i.uid = sa->uid;
+		i->uid = sa->uid;
 	if (sa->valid & BFS_SET_GID)
-		inode.i.gid = sa->gid;
+		i->gid = sa->gid;
 	if (sa->valid & BFS_SET_FLAGS)
-		inode.i.flags = sa->flags;
+		i->flags = sa->flags;
 	if (sa->valid & BFS_SET_ATIME_NOW)
-		inode.i.atime = now;
+		i->atime = now;
 	else if (sa->valid & BFS_SET_ATIME)
-		inode.i.atime = ts_ns(sa->atime);
+		i->atime = ts_ns(sa->atime);
 	if (sa->valid & BFS_SET_MTIME_NOW)
-		inode.i.mtime = now;
+		i->mtime = now;
 	else if (sa->valid & BFS_SET_MTIME)
-		inode.i.mtime = ts_ns(sa->mtime);
+		i->mtime = ts_ns(sa->mtime);
 	if (sa->valid & BFS_SET_SIZE) {
 		/* the data half trims extents and updates sectors in the same transaction */
-		ret = bfs_fs_data_truncate(fs, t, &inode.i, sa->size);
+		ret = bfs_fs_data_truncate(fs, c->t, i, sa->size);
 		if (ret)
-			goto out;
-		inode.i.size = sa->size;
+			return ret;
+		i->size = sa->size;
 		if (!(sa->valid & (BFS_SET_MTIME | BFS_SET_MTIME_NOW)))
-			inode.i.mtime = now;
+			i->mtime = now;
 	}
-	inode.i.ctime = (sa->valid & BFS_SET_CTIME) ? ts_ns(sa->ctime) : now;
+	i->ctime = (sa->valid & BFS_SET_CTIME) ? ts_ns(sa->ctime) : now;
+	return 0;
+}
 
-	ret = bfs_ns_inode_write(t, &inode);
+int bfs_fs_setattr(struct bfs_fs *fs, u64 ino, const struct bfs_setattr *sa, struct bfs_stat *st)
+{
+	struct bfs_ns_change c;
+	s64 now = bfs_fs_now();
+	int ret = bfs_ns_change_begin(fs, ino, &c);
+
 	if (!ret)
-		ret = bfs_trans_commit(t, NULL);
+		ret = apply_setattr(fs, &c, sa, now);
+	ret = bfs_ns_change_end(&c, ret);
 	if (!ret && st)
-		bfs_ns_inode_to_stat(fs, &inode.i, st);
-out:
-	bfs_trans_end(t);
-	bfs_inode_unlock(fs, ino);
+		bfs_ns_inode_to_stat(fs, &c.inode.i, st);
 	return ret;
 }

@@ -253,26 +253,14 @@ int bfs_fs_import_extent(struct bfs_fs *fs, u64 ino, u64 file_off, u64 dev_off, 
 
 int bfs_fs_import_times(struct bfs_fs *fs, u64 ino, s64 atime, s64 mtime, s64 ctime, s64 btime)
 {
-	struct bfs_ns_inode inode;
-	struct bfs_trans *t;
-	int ret;
+	struct bfs_ns_change c;
+	int ret = bfs_ns_change_begin(fs, ino, &c);
 
-	if (fs->read_only)
-		return -EROFS;
-	bfs_inode_lock(fs, ino);
-	ret = bfs_ns_inode_read(fs, ino, &inode);
-	if (!ret)
-		ret = bfs_trans_begin(fs->c, &t);
 	if (!ret) {
-		inode.i.atime = atime;
-		inode.i.mtime = mtime;
-		inode.i.ctime = ctime;
-		inode.i.btime = btime;
-		ret = bfs_ns_inode_write(t, &inode);
-		if (!ret)
-			ret = bfs_trans_commit(t, NULL);
-		bfs_trans_end(t);
+		c.inode.i.atime = atime;
+		c.inode.i.mtime = mtime;
+		c.inode.i.ctime = ctime;
+		c.inode.i.btime = btime;
 	}
-	bfs_inode_unlock(fs, ino);
-	return ret;
+	return bfs_ns_change_end(&c, ret);
 }

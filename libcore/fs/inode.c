@@ -42,6 +42,33 @@ int bfs_ns_commit(struct bfs_trans *t)
 	return ret;
 }
 
+int bfs_ns_change_begin(struct bfs_fs *fs, u64 ino, struct bfs_ns_change *c)
+{
+	int ret;
+
+	*c = (struct bfs_ns_change){ .fs = fs, .ino = ino };
+	if (fs->read_only)
+		return -EROFS;
+	bfs_inode_lock(fs, ino);
+	c->locked = true;
+	ret = bfs_ns_inode_read(fs, ino, &c->inode);
+	return ret ? ret : bfs_trans_begin(fs->c, &c->t);
+}
+
+int bfs_ns_change_end(struct bfs_ns_change *c, int ret)
+{
+	if (!ret)
+		ret = bfs_ns_inode_write(c->t, &c->inode);
+	if (!ret)
+		ret = bfs_trans_commit(c->t, NULL);
+	bfs_trans_end(c->t);
+	c->t = NULL;
+	if (c->locked)
+		bfs_inode_unlock(c->fs, c->ino);
+	c->locked = false;
+	return ret == BFS_NS_UNCHANGED ? 0 : ret;
+}
+
 void bfs_ns_inode_init(struct bfs_ns_inode *inode, u32 mode, u32 uid, u32 gid, u64 rdev, s64 now)
 {
 	*inode = (struct bfs_ns_inode){

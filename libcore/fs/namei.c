@@ -72,12 +72,32 @@ static int check_new_name(struct bfs_fs *fs, const char *name, size_t len)
 	return bfs_ns_is_dot(name, len) ? -EEXIST : 0;
 }
 
+/*
+ * Where a new entry @name of @dir (locked) goes: @dir read into @d, a
+ * directory that may get entries, the name not there yet, and a free slot
+ * for it.
+ */
+static int new_entry_slot(struct bfs_fs *fs, u64 dir, const char *name, size_t len,
+			  struct bfs_ns_inode *d, u64 *slot)
+{
+	struct bfs_dirent_ref de;
+	int ret = dir_read_for_change(fs, dir, d);
+
+	if (!ret)
+		ret = bfs_iflags_may_add_entry(d->i.flags);
+	if (ret)
+		return ret;
+	ret = bfs_dir_lookup(fs, dir, name, len, &de);
+	if (ret != -ENOENT)
+		return ret ? ret : -EEXIST;
+	return bfs_dir_free_slot(fs, dir, name, len, slot);
+}
+
 static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 mode, u64 rdev,
 		  const char *target, size_t target_len, const struct bfs_creds *cr,
 		  struct bfs_stat *st)
 {
 	struct bfs_ns_inode d, inode;
-	struct bfs_dirent_ref de;
 	struct bfs_trans *t = NULL;
 	u64 slot;
 	s64 now;
@@ -88,21 +108,10 @@ static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 
 		return ret;
 
 	bfs_inode_lock(fs, dir);
-	ret = dir_read_for_change(fs, dir, &d);
-	if (!ret)
-		ret = bfs_iflags_may_add_entry(d.i.flags);
-	if (ret)
-		goto out;
-	if (S_ISDIR(mode) && d.i.nlink >= BFS_LINK_MAX) {
+	ret = new_entry_slot(fs, dir, name, len, &d, &slot);
+	/* after the lookup, as mkdir(2): an existing name is EEXIST even in a full directory */
+	if (!ret && S_ISDIR(mode) && d.i.nlink >= BFS_LINK_MAX)
 		ret = -EMLINK;
-		goto out;
-	}
-	ret = bfs_dir_lookup(fs, dir, name, len, &de);
-	if (ret != -ENOENT) {
-		ret = ret ? ret : -EEXIST;
-		goto out;
-	}
-	ret = bfs_dir_free_slot(fs, dir, name, len, &slot);
 	if (ret)
 		goto out;
 	ret = bfs_trans_begin(fs->c, &t);
@@ -191,7 +200,6 @@ int bfs_fs_link(struct bfs_fs *fs, u64 ino, u64 newdir, const char *name, size_t
 		struct bfs_stat *st)
 {
 	struct bfs_ns_inode d, inode;
-	struct bfs_dirent_ref de;
 	struct bfs_trans *t = NULL;
 	u64 slot;
 	s64 now;
@@ -220,17 +228,7 @@ int bfs_fs_link(struct bfs_fs *fs, u64 ino, u64 newdir, const char *name, size_t
 	}
 	ret = bfs_iflags_may_change(inode.i.flags);
 	if (!ret)
-		ret = dir_read_for_change(fs, newdir, &d);
-	if (!ret)
-		ret = bfs_iflags_may_add_entry(d.i.flags);
-	if (ret)
-		goto out;
-	ret = bfs_dir_lookup(fs, newdir, name, len, &de);
-	if (ret != -ENOENT) {
-		ret = ret ? ret : -EEXIST;
-		goto out;
-	}
-	ret = bfs_dir_free_slot(fs, newdir, name, len, &slot);
+		ret = new_entry_slot(fs, newdir, name, len, &d, &slot);
 	if (!ret)
 		ret = bfs_trans_begin(fs->c, &t);
 	if (ret)

@@ -35,6 +35,30 @@ void bfs_inode_unlockv(struct bfs_fs *fs, const u64 *inos, unsigned nr);
 int bfs_ns_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_ns_inode *inode);
 int bfs_ns_inode_write(struct bfs_trans *t, const struct bfs_ns_inode *inode);
 void bfs_ns_inode_to_stat(struct bfs_fs *fs, const struct bfs_inode *inode, struct bfs_stat *st);
+/*
+ * One change to one inode, the shape of most calls that change an inode:
+ *
+ *	ret = bfs_ns_change_begin(fs, ino, &c);
+ *	if (!ret)
+ *		ret = ...check and change c.inode, queue more in c.t...;
+ *	return bfs_ns_change_end(&c, ret);
+ *
+ * begin: -EROFS on a read-only filesystem, else lock @ino, read it into
+ * c->inode and begin the transaction c->t.  end: with @ret 0, write c->inode
+ * and commit; with an error, or BFS_NS_UNCHANGED (nothing to do: returns
+ * 0), commit nothing; then end the transaction and unlock.  Returns @ret or
+ * the write's or commit's error.
+ */
+#define BFS_NS_UNCHANGED	1
+struct bfs_ns_change {
+	struct bfs_fs		*fs;
+	u64			ino;
+	struct bfs_ns_inode	inode;
+	struct bfs_trans	*t;
+	bool			locked;
+};
+int bfs_ns_change_begin(struct bfs_fs *fs, u64 ino, struct bfs_ns_change *c);
+int bfs_ns_change_end(struct bfs_ns_change *c, int ret);
 /* a new in-memory inode; the caller sets ino */
 void bfs_ns_inode_init(struct bfs_ns_inode *inode, u32 mode, u32 uid, u32 gid, u64 rdev, s64 now);
 /* queue the counter update for handing out @ino (caller holds ino_alloc_lock) */

@@ -330,32 +330,19 @@ out:
 int bfs_xattr_set_mode(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
 		       size_t size, unsigned flags, const u32 *mode)
 {
-	struct bfs_ns_inode inode;
-	struct bfs_trans *t = NULL;
-	int ret;
+	struct bfs_ns_change c;
+	int ret = bfs_ns_change_begin(fs, ino, &c);
 
-	if (fs->read_only)
-		return -EROFS;
-	bfs_inode_lock(fs, ino);
-	ret = bfs_ns_inode_read(fs, ino, &inode);
 	if (!ret)
-		ret = bfs_iflags_may_change(inode.i.flags);
+		ret = bfs_iflags_may_change(c.inode.i.flags);
 	if (!ret)
-		ret = bfs_trans_begin(fs->c, &t);
-	if (!ret)
-		ret = bfs_xattr_update(fs, t, ino, name, value, size, flags);
+		ret = bfs_xattr_update(fs, c.t, ino, name, value, size, flags);
 	if (ret == -ENODATA && !value && mode)
 		ret = 0;	/* nothing to remove: the mode still changes */
 	if (mode)
-		inode.i.mode = (inode.i.mode & ~0777U) | (*mode & 0777);
-	inode.i.ctime = bfs_fs_now();
-	if (!ret)
-		ret = bfs_ns_inode_write(t, &inode);
-	if (!ret)
-		ret = bfs_trans_commit(t, NULL);
-	bfs_trans_end(t);
-	bfs_inode_unlock(fs, ino);
-	return ret;
+		c.inode.i.mode = (c.inode.i.mode & ~0777U) | (*mode & 0777);
+	c.inode.i.ctime = bfs_fs_now();
+	return bfs_ns_change_end(&c, ret);
 }
 
 static int xattr_change(struct bfs_fs *fs, u64 ino, const char *name, const void *value,

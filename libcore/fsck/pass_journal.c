@@ -65,22 +65,23 @@ static int open_close(struct bfs_fsck *f, const struct bfs_fs_opts *o)
 
 /*
  * The journal goes on after the clean shutdown the superblock records:
- * clear the clean flag (the superblock write order keeps that crash-safe)
- * and open as after a crash, which replays the entries and checkpoints.
- * Declined, nothing is written: later passes check the filesystem as of the
- * clean shutdown, without the journal's updates.
+ * every open replays such a log as after a crash (libcore/journal/read.c),
+ * so the repair is a read-write open, which replays, checkpoints and
+ * clears the stale clean flag (the superblock write order keeps that
+ * crash-safe).  Declined (-n), later passes open read-only and see the
+ * replayed state in memory, as a mount would.
  */
 static int replay_after_clean(struct bfs_fsck *f, const struct bfs_finding *fd)
 {
-	struct bfs_fs_opts o = { .cache_bytes = 64 << 20 };
+	struct bfs_fs_opts o = {
+		.cache_bytes = 64 << 20,
+		.journal_finding = bfs_fsck_journal_decided,
+	};
 	int ret;
 
 	if (!bfs_fix_finding(f, fd) || f->mode == BFS_FSCK_MODE_NO)
 		return 0;
-	f->sb.sb->flags = cpu_to_le32(le32_to_cpu(f->sb.sb->flags) & ~BFS_SB_CLEAN);
-	ret = bfs_sb_write(f->dev, f->sb.sb);
-	if (!ret)
-		ret = open_close(f, &o);
+	ret = open_close(f, &o);
 	if (ret)
 		bfs_fsck_repair_failed(f, PR_JOURNAL_AFTER_CLEAN, ret);
 	return 0;

@@ -4,6 +4,9 @@
  * valid backup) is the reference; every copy the layout lists must decode to
  * the same superblock.  Repairs rewrite all copies from the reference.
  *
+ * A valid primary outvoted by agreeing backups (bfs_sb_read's majority
+ * rule, libcore/super/vote.c) is reported here and rewritten on -y.
+ *
  * A superblock update interrupted by a power cut (backups one write newer
  * than the primary, one copy torn: bfs_sb_copy_interrupted()) is the
  * designed write order, not damage: it is said, not counted, and -y / -p
@@ -12,7 +15,6 @@
 #include <bfs/fsck.h>
 #include <bfs/os.h>
 
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,89 +70,6 @@ static void interrupted(struct bfs_fsck *f, unsigned i, const char *what, bool *
 						    : "completing it");
 }
 
-/* copies of one write are byte for byte the same */
-static bool same_sb(const struct bfs_sb *a, const struct bfs_sb *b)
-{
-	return a->bytes.v == b->bytes.v && !memcmp(a, b, le32_to_cpu(a->bytes));
-}
-
-/* where two copies first differ, named for the report */
-static void diff_text(const struct bfs_sb *a, const struct bfs_sb *b, char *buf, size_t len)
-{
-	static const struct { size_t off; const char *name; } fields[] = {
-		{ offsetof(struct bfs_sb, bytes), "size and version" },
-		{ offsetof(struct bfs_sb, seq), "sequence" },
-		{ offsetof(struct bfs_sb, uuid), "uuid" },
-		{ offsetof(struct bfs_sb, label), "label" },
-		{ offsetof(struct bfs_sb, compat), "features" },
-		{ offsetof(struct bfs_sb, time_created), "times" },
-		{ offsetof(struct bfs_sb, dev_size), "geometry" },
-		{ offsetof(struct bfs_sb, flags), "flags" },
-		{ offsetof(struct bfs_sb, nbuckets), "geometry" },
-		{ offsetof(struct bfs_sb, csum_type), "checksum and compression types" },
-		{ offsetof(struct bfs_sb, nr_copies), "copy list" },
-		{ offsetof(struct bfs_sb, hash_seed), "name hash seed" },
-		{ offsetof(struct bfs_sb, reserved), "reserved words" },
-		{ offsetof(struct bfs_sb, fields), "sections" },
-	};
-	size_t n = BFS_MIN(le32_to_cpu(a->bytes), le32_to_cpu(b->bytes)), i, k;
-	const char *name = "?";
-
-	/* the checksum, seq and write time differ between any two writes: look past them */
-	for (i = offsetof(struct bfs_sb, bytes); i < n; i++) {
-		if ((i >= offsetof(struct bfs_sb, seq) && i < offsetof(struct bfs_sb, uuid)) ||
-		    (i >= offsetof(struct bfs_sb, time_written) && i < offsetof(struct bfs_sb, dev_size)))
-			continue;
-		if (((const u8 *)a)[i] != ((const u8 *)b)[i])
-			break;
-	}
-	for (k = 0; i < n && k < ARRAY_SIZE(fields) && fields[k].off <= i; k++)
-		name = fields[k].name;
-	snprintf(buf, len, "at byte %zu (%s)", i, name);
-}
-
-/* fields no tool changes after format (resize moves the end, set-option the uuid) */
-static bool immutable_differs(const struct bfs_sb *a, const struct bfs_sb *b)
-{
-	return a->hash_seed.v != b->hash_seed.v || a->time_created.v != b->time_created.v ||
-	       a->block_size.v != b->block_size.v || a->btree_node_size.v != b->btree_node_size.v ||
-	       a->bucket_size.v != b->bucket_size.v || a->first_bucket.v != b->first_bucket.v ||
-	       a->journal_bucket.v != b->journal_bucket.v ||
-	       a->journal_nbuckets.v != b->journal_nbuckets.v || a->csum_type != b->csum_type;
-}
-
-/*
- * The backups, if the primary must give way to them: at least two, all the
- * same and valid, none equal to the primary, and either of the primary's
- * own write (copies of one write are identical) or differing from it in a
- * field that never changes after format (the name hash seed, which is also
- * the node id: a wrong one hides every node and every name).  The primary
- * was changed after it was written in a way its checksum does not catch (a
- * rewritten checksum, a raw tool): a power cut cannot do it, since the
- * primary is written last.
- */
-static const struct bfs_sb *outvoting_backup(struct bfs_fsck *f, const struct copies *c)
-{
-	const struct bfs_sb *ref = f->sb.sb, *first = NULL;
-	unsigned i, agree = 0;
-
-	if (f->sb.used_backup)
-		return NULL;
-	for (i = 1; i < c->nr; i++) {
-		const struct bfs_sb *b = c->buf[i];
-
-		if (c->ret[i])
-			continue;
-		if (same_sb(ref, b) || (first && !same_sb(first, b)))
-			return NULL;
-		first = first ? first : b;
-		agree++;
-	}
-	if (agree < 2)
-		return NULL;
-	return first->seq.v == ref->seq.v || immutable_differs(ref, first) ? first : NULL;
-}
-
 static void check_copies(struct bfs_fsck *f, const struct copies *c, bool *rewrite, bool *crash)
 {
 	const struct bfs_sb *ref = f->sb.sb;
@@ -174,10 +93,10 @@ static void check_copies(struct bfs_fsck *f, const struct copies *c, bool *rewri
 					    (unsigned long long)le64_to_cpu(b->seq),
 					    (unsigned long long)le64_to_cpu(ref->seq)))
 				*rewrite = true;
-		} else if (!same_sb(b, ref)) {
+		} else if (!bfs_sb_same(b, ref)) {
 			char where[80];
 
-			diff_text(ref, b, where, sizeof(where));
+			bfs_sb_diff_text(ref, b, where, sizeof(where));
 			if (bfs_fix_problem(f, PR_SB_BACKUP_STALE,
 					    "copy %u at offset %llu has the primary's sequence %llu but "
 					    "differs from it %s", i, (unsigned long long)off,
@@ -190,7 +109,6 @@ static void check_copies(struct bfs_fsck *f, const struct copies *c, bool *rewri
 int bfs_fsck_pass_super(struct bfs_fsck *f)
 {
 	struct copies c = { 0 };
-	const struct bfs_sb *outvoted;
 	char err[BFS_ERR_LEN];
 	bool rewrite = false, crash = false;
 	int ret;
@@ -213,7 +131,11 @@ int bfs_fsck_pass_super(struct bfs_fsck *f)
 	ret = read_copies(f, &c);
 	if (ret)
 		goto out;
-	if (f->sb.used_backup) {
+	if (f->sb.outvoted) {
+		/* bfs_sb_read() applied the majority rule: every opener uses the backups */
+		if (bfs_fix_problem(f, PR_SB_PRIMARY_INVALID, "%s: they are used", f->sb.primary_err))
+			rewrite = true;
+	} else if (f->sb.used_backup) {
 		/* written after every backup: torn only if they all hold the new superblock */
 		if (c.all_backups_ref && bfs_sb_primary_torn(f->sb.sb, c.buf[0]))
 			interrupted(f, 0, "is torn", &crash);
@@ -222,20 +144,6 @@ int bfs_fsck_pass_super(struct bfs_fsck *f)
 					 f->sb.primary_err, f->sb.copy,
 					 (unsigned long long)f->sb.offset))
 			rewrite = true;
-	}
-	outvoted = outvoting_backup(f, &c);
-	if (outvoted) {
-		char where[80];
-
-		diff_text(f->sb.sb, outvoted, where, sizeof(where));
-		if (bfs_fix_problem(f, PR_SB_PRIMARY_INVALID,
-				    "the primary (sequence %llu) differs from every backup copy "
-				    "(sequence %llu) %s, and the backups agree: they are used",
-				    (unsigned long long)le64_to_cpu(f->sb.sb->seq),
-				    (unsigned long long)le64_to_cpu(outvoted->seq), where)) {
-			memcpy(f->sb.sb, outvoted, le32_to_cpu(outvoted->bytes));
-			rewrite = true;
-		}
 	}
 	check_copies(f, &c, &rewrite, &crash);
 	if (crash && f->mode != BFS_FSCK_MODE_NO)

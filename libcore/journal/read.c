@@ -248,6 +248,7 @@ struct jvec {
 struct read_ctx {
 	struct bfs_journal *j;
 	const struct bfs_journal_read_opts *o;
+	bool	clean;		/* o->clean, unless the log continues right after it */
 	struct jvec good;	/* valid entries */
 	struct jvec bad;	/* corrupt ones: seq and length as claimed */
 };
@@ -290,7 +291,8 @@ static char *check_entries_of(struct read_ctx *r, const struct bfs_jset *jset)
 	char err[BFS_ERR_LEN] = "";
 	char *why;
 
-	if (!r->o->check)
+	/* at or below min_seq nothing is ever replayed */
+	if (!r->o->check || le64_to_cpu(jset->seq) <= r->o->min_seq)
 		return NULL;
 	for_each_jset_entry(jset, i)
 		if (r->o->check(r->o->check_ctx, le64_to_cpu(jset->seq), i, err))
@@ -637,9 +639,11 @@ static void check_tail(struct read_ctx *r, const struct plan *p)
  * without a gap: then the superblock's clean flag is what is out of date (a
  * backup superblock, a lost update), and they hold acknowledged updates.
  * e2fsck replays a journal with data under a clear needs_recovery flag for
- * the same reason.
+ * the same reason.  True in that case: every opener then replays them as
+ * after a crash (make_plan), and the journal is not erased (they are
+ * needed until a checkpoint holds them).
  */
-static void check_clean(struct read_ctx *r, struct plan *p)
+static bool check_clean(struct read_ctx *r, struct plan *p)
 {
 	const struct jent *first = NULL, *prev = NULL;
 	u64 nr = 0, nr_bad = 0, hi = 0;
@@ -664,21 +668,24 @@ static void check_clean(struct read_ctx *r, struct plan *p)
 		if (r->bad.v[i].seq > r->o->min_seq && !nr_bad++ && !first)
 			first = &r->bad.v[i];
 	if (!nr && !nr_bad)
-		return;
+		return false;
 	if (nr && !nr_bad && chain) {
 		jfind(r, PR_JOURNAL_AFTER_CLEAN, BFS_LOG_WARN, first,
 		      "the superblock says the filesystem was shut down cleanly at seq %" PRIu64
 		      ", but %" PRIu64 " valid entr%s (seq %" PRIu64 "..%" PRIu64 ", from offset %"
-		      PRIu64 ") continue%s the log after it: erasing %s would lose %s updates",
+		      PRIu64 ") continue%s the log after it: the clean flag is out of date, and "
+		      "erasing %s would lose %s updates",
 		      r->o->min_seq, nr, nr == 1 ? "y" : "ies", first->seq, hi, first->offset,
 		      nr == 1 ? "s" : "", nr == 1 ? "it" : "them", nr == 1 ? "its" : "their");
-		return;
+		r->j->needs_reset = false;
+		return true;
 	}
 	jfind(r, PR_JOURNAL_STALE, BFS_LOG_WARN, first,
 	      "the filesystem was shut down cleanly at seq %" PRIu64 ", but %" PRIu64
 	      " valid entr%s (seq up to %" PRIu64 ") and %" PRIu64 " corrupt one%s claim later "
 	      "seqs; the first at offset %" PRIu64, r->o->min_seq, nr, nr == 1 ? "y" : "ies",
 	      hi, nr_bad, nr_bad == 1 ? "" : "s", first->offset);
+	return false;
 }
 
 static int make_plan(struct read_ctx *r, struct plan *p)
@@ -691,9 +698,11 @@ static int make_plan(struct read_ctx *r, struct plan *p)
 	p->first = 1;
 	p->last = 0;
 	p->stop = 1;
-	if (r->o->clean) {
-		check_clean(r, p);
-		return 0;
+	if (r->clean) {
+		if (!check_clean(r, p))
+			return 0;
+		/* the clean flag is out of date: the log is replayed as after a crash */
+		r->clean = false;
 	}
 	p->end = find_end(r, p);
 	if (p->end) {
@@ -730,7 +739,7 @@ static void journal_start(struct bfs_journal *j, const struct read_ctx *r, const
 	u64 n = newest ? newest->seq : 0, l = newest ? newest->last_seq : 0;
 
 	memset(j->bucket_seq, 0, j->nbuckets * sizeof(*j->bucket_seq));
-	if (p->damaged || p->suspect || (r->o->clean && j->needs_reset)) {
+	if (p->damaged || p->suspect || (r->clean && j->needs_reset)) {
 		u32 b = newest ? (newest->bucket + 1) % j->nbuckets : 0;
 
 		/*
@@ -745,7 +754,7 @@ static void journal_start(struct bfs_journal *j, const struct read_ctx *r, const
 		/* nothing of the range replayed: the entry its roots come from is needed */
 		if (p->damaged && p->stop == p->first && roots_entry(r, p))
 			j->bucket_seq[roots_entry(r, p)->bucket] = roots_entry(r, p)->seq;
-		j->cur_seq = r->o->clean ? min_seq + 1 : BFS_MAX(p->max_seq, min_seq) + 1;
+		j->cur_seq = r->clean ? min_seq + 1 : BFS_MAX(p->max_seq, min_seq) + 1;
 		j->written_seq = j->cur_seq - 1;
 		j->last_seq = j->durable_last_seq = j->cur_seq;
 		for (u32 k = 0; k < j->nbuckets && j->bucket_seq[b]; k++)
@@ -867,7 +876,7 @@ int bfs_journal_recover(struct bfs_journal *j, const struct bfs_journal_read_opt
 			int (*fn)(void *ctx, u64 seq, const struct bfs_jset_entry *e), void *ctx)
 {
 	struct scan_ops ops = { .valid = read_valid, .bad = read_bad };
-	struct read_ctx r = { .j = j, .o = o };
+	struct read_ctx r = { .j = j, .o = o, .clean = o->clean };
 	struct plan p = { 0 };
 	bool *skipped = NULL;
 	int ret;
@@ -905,7 +914,7 @@ int bfs_journal_recover(struct bfs_journal *j, const struct bfs_journal_read_opt
 	if (ret)
 		goto out;
 	/* a mount does not guess: damage or entries set aside make it refuse */
-	if ((p.damaged || p.suspect) && !o->salvage && !o->clean) {
+	if ((p.damaged || p.suspect) && !o->salvage && !r.clean) {
 		ret = -EUCLEAN;
 		goto out;
 	}

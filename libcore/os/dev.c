@@ -39,6 +39,7 @@ static struct bfs_dev *dev_alloc(const char *path)
 static void dev_free(struct bfs_dev *dev)
 {
 	bfs_dev_held_release(dev);
+	bfs_dev_faults_release(dev);
 	if (dev->fd >= 0)
 		close(dev->fd);
 	if (dev->fd_buf >= 0)
@@ -217,6 +218,8 @@ int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
 	if (ret)
 		goto err;
 	ret = dev_probe(dev, &st);
+	if (!ret)
+		ret = bfs_dev_faults_from_env(dev);
 	if (ret)
 		goto err;
 	*out = dev;
@@ -498,6 +501,8 @@ int bfs_dev_do_read(struct bfs_dev *dev, u64 off, void *buf, size_t len, bool da
 {
 	int ret = bfs_dev_check_io(dev, off, buf, len);
 
+	if (!ret)
+		ret = bfs_dev_fault_read(dev, off, len);
 	if (ret || !len)
 		return ret;
 	if (dev->nr_held)

@@ -20,7 +20,8 @@ static int batch_check(const struct bfs_dev *dev, struct bfs_dev_io *io)
 {
 	if (io->write && dev->readonly)
 		return -EROFS;
-	return bfs_dev_check_io(dev, io->off, io->buf, io->len);
+	return bfs_dev_check_io(dev, io->off, io->buf, io->len) ?:
+	       (io->write ? 0 : bfs_dev_fault_read(dev, io->off, io->len));
 }
 
 static int batch_first_error(const struct bfs_dev_io *io, unsigned nr)

@@ -41,6 +41,9 @@ struct bfs_dev {
 	bfs_mutex	rec_lock;
 	struct bfs_iolog_rec *rec;
 
+	/* read-error injection (fault.c): NULL = none */
+	struct bfs_dev_faults *faults;
+
 	/* held ranges (dev_hold.c): their writes stay in memory */
 	struct bfs_dev_held *held;
 	unsigned	nr_held;
@@ -63,6 +66,11 @@ int bfs_dev_raw_write(struct bfs_dev *dev, u64 off, const void *buf, size_t len,
 
 /* dev.c: argument checks of a read or write (range; alignment in strict direct mode) */
 int bfs_dev_check_io(const struct bfs_dev *dev, u64 off, const void *buf, size_t len);
+/* fault.c: -EIO if a read of [off, off + len) touches an injected bad range */
+int bfs_dev_fault_read(const struct bfs_dev *dev, u64 off, size_t len);
+/* fault.c: BFS_FAULT_READ of the environment (at open); release at close */
+int bfs_dev_faults_from_env(struct bfs_dev *dev);
+void bfs_dev_faults_release(struct bfs_dev *dev);
 /* dev.c: failure injection, once per write or discard: -EIO once the budget is used up */
 int bfs_dev_inject_write(struct bfs_dev *dev);
 /*

@@ -2,8 +2,8 @@
 /*
  * Reading and writing superblock copies.
  *
- * Reading trusts the primary copy when it is valid, like e2fsprogs; only when
- * it is unreadable or invalid are the backups consulted, and then the valid
+ * Reading trusts the primary copy when it is valid, like e2fsprogs, unless
+ * the backups outvote it (vote.c); when it is unreadable or invalid the valid
  * backup with the highest sequence number wins.  Writing updates the backups
  * first and the primary last with a flush in between, so that a crash in the
  * middle leaves either the old or the new superblock valid at the primary
@@ -138,7 +138,7 @@ int bfs_sb_read(struct bfs_dev *dev, struct bfs_sb_handle *h, char *err)
 	if (!ret) {
 		h->sb = buf;
 		h->offset = BFS_SB_OFFSET;
-		return 0;
+		return bfs_sb_outvote(dev, h);
 	}
 	bfs_free(buf);
 	h->primary_ret = ret;

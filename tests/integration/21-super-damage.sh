@@ -16,7 +16,7 @@ printf 'garbage!' | dd of=bad.img bs=1 seek=$((4096 + 64)) conv=notrunc status=n
 expect_ok "$BFS" show-super bad.img
 contains err "primary superblock is invalid (bad checksum"
 contains err "showing backup copy"
-contains out "(backup: primary invalid)"
+contains out "(backup copy 1: primary invalid)"
 expect_ok "$BFS" show-super --json bad.img
 json_ok out
 [ "$(json_get out primary_valid)" = "false" ] || fail "json primary_valid"

@@ -1,6 +1,8 @@
 # The fsck fixture corpus (fixtures/f_*): each image, fsck -n (which must not
 # change a byte), then fsck -y twice; output and exit status compared with
-# expect.n, expect.1 and expect.2 (e2fsprogs' f_ tests).
+# expect.n, expect.1 and expect.2 (e2fsprogs' f_ tests).  A fixture's env
+# file (VAR=value lines) is fsck's environment: BFS_FAULT_READ makes reads
+# fail with EIO (doc/testing.md).
 . "$(dirname "$0")/lib.sh"
 command -v zstd >/dev/null || skip "zstd not installed"
 n=0
@@ -12,8 +14,9 @@ for dir in "$REPO"/fixtures/f_*/; do
 		mode=-y
 		[ $pass = n ] && mode=-n
 		set +e
-		# shellcheck disable=SC2046 # args: extra fsck options, one word each
-		"$BFS" fsck $mode $(cat "$dir/args" 2>/dev/null) test.img > raw 2>&1
+		# shellcheck disable=SC2046 # args: extra fsck options, one word each; env: VAR=value
+		env $(cat "$dir/env" 2>/dev/null) \
+			"$BFS" fsck $mode $(cat "$dir/args" 2>/dev/null) test.img > raw 2>&1
 		rc=$?
 		set -e
 		{ cat raw; echo "Exit status is $rc"; } > got.$pass
@@ -30,7 +33,8 @@ for dir in "$REPO"/fixtures/f_*/; do
 	for mode in -n -y; do
 		cp before.img json.img
 		# shellcheck disable=SC2046
-		"$BFS" fsck $mode --json $(cat "$dir/args" 2>/dev/null) json.img 2>/dev/null |
+		env $(cat "$dir/env" 2>/dev/null) \
+			"$BFS" fsck $mode --json $(cat "$dir/args" 2>/dev/null) json.img 2>/dev/null |
 			sed -n 's/^ *"code": "\([A-Z0-9_]*\)",*$/\1/p' >> codes.seen || true
 	done
 	n=$((n + 1))
@@ -47,8 +51,6 @@ BTREE_PTR_SHARED	the walk first finds the stale seq or range such a pointer must
 BTREE_REPLAY_BLOCKED	the walk reports the damaged node replay ran into by its own code first
 BTREE_ROOT_BAD		a root pointer lives in the checksummed clean section or journal: only a bug or forgery makes a bad one
 JOURNAL_UNREPLAYABLE	the fallback after a declined journal salvage that still fails: no image known makes it
-BTREE_NODE_READ_ERROR	an I/O error: needs read-error injection (no device-mapper here); open gap
-DATA_READ_ERROR		an I/O error: needs read-error injection (no device-mapper here); open gap
 "
 "$BFS" fsck --list-problems | cut -f1 | sort -u > codes.all
 sort -u codes.seen > codes.fixtures

@@ -44,14 +44,7 @@ done
 # A superblock that says clean while the journal goes on after it (a stale
 # flag, as from an old backup copy): fsck replays the journal, like e2fsck
 # with a clear needs_recovery flag, and no update in it is lost.
-"$BFS" format -q --size 64M fs.img
-expect_ok "$TOOLS/bfs-fsimage" populate --seed 3 --files 60 --unclean fs.img
-expect_ok "$TOOLS/bfs-fsimage" manifest fs.img
-cp out want.manifest
-# the crash left the superblock not clean: forge its clean flag
-flags=$("$BFS" show-super --json fs.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["flags"])')
-[ $((flags & 1)) -eq 0 ] || fail "the populated image is already clean"
-expect_ok "$BFS" debug -w -R "set-super flags $((flags | 1))" fs.img
+stale_clean_image fs.img 3 60
 cp fs.img before.img
 expect_rc 4 "$BFS" fsck -n fs.img
 contains out "the journal continues after it"

@@ -44,3 +44,17 @@ print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2"
 }
 # bytes actually allocated to a file
 allocated() { echo $(( $(stat -c %b "$1") * $(stat -c %B "$1") )); }
+# stale_clean_image IMG SEED FILES: a 64M image populated by bfs-fsimage
+# and left as after a crash, then its superblock's clean flag forged (a
+# stale flag, as from an old copy): the journal holds what a correct open
+# must replay.  Its manifest is left in want.manifest.
+stale_clean_image() {
+	expect_ok "$BFS" format -q --size 64M "$1"
+	expect_ok "$TOOLS/bfs-fsimage" populate --seed "$2" --files "$3" --unclean "$1"
+	expect_ok "$TOOLS/bfs-fsimage" manifest "$1"
+	cp out want.manifest
+	flags_=$("$BFS" show-super --json "$1" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["flags"])')
+	[ $((flags_ & 1)) -eq 0 ] || fail "the populated image $1 is already clean"
+	expect_ok "$BFS" debug -w -R "set-super flags $((flags_ | 1))" "$1"
+}

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 u64 crash_env_u64(const char *name, u64 def)
 {
@@ -181,4 +182,20 @@ void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
 	check_one(&h, run, mk, "end", h.log.nr);
 	bfs_dev_close(run);
 	bfs_iolog_close(&h.log);
+}
+
+void crash_states_check(const char *what, char *logpath, struct bfs_dev *base_img, u64 seed,
+			crash_check_fn check, void *ctx, unsigned min_flush)
+{
+	struct crash_result res;
+
+	crash_build_states(logpath, base_img, seed, check, ctx, &res);
+	printf("%s: %zu log entries; %u crash states (%u flush points, %u random), %u failed\n",
+	       what, res.log_entries, res.states, res.flush_states, res.random_states,
+	       res.failures);
+	ck_assert_uint_ge(res.flush_states, min_flush);
+	ck_assert_msg(res.failures == 0, "%s: %u of %u crash states failed", what, res.failures,
+		      res.states);
+	unlink(logpath);
+	free(logpath);
 }

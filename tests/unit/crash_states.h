@@ -38,6 +38,15 @@ void crash_mark(struct bfs_dev *dev, char kind, u32 n);
 void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
 			crash_check_fn check, void *ctx, struct crash_result *res);
 
+/*
+ * crash_build_states(), then the line every crash test prints ("@what: N
+ * crash states (F flush points, R random), X failed"), the checks that at
+ * least @min_flush flush points were seen and no state failed, and the log
+ * removed (@logpath freed)
+ */
+void crash_states_check(const char *what, char *logpath, struct bfs_dev *base_img, u64 seed,
+			crash_check_fn check, void *ctx, unsigned min_flush);
+
 u64 crash_env_u64(const char *name, u64 def);
 u64 crash_splitmix(u64 *state);
 

@@ -276,7 +276,6 @@ START_TEST(test_grow_online_crash)
 {
 	struct bfs_dev *dev = make_fs(), *base;
 	char *logpath = bfs_unit_tmpfile("grow-online");
-	struct crash_result res;
 	struct bfs_fs *fs;
 	char err[BFS_ERR_LEN];
 	u64 old;
@@ -298,13 +297,7 @@ START_TEST(test_grow_online_crash)
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	ck_assert_int_eq(bfs_dev_record_stop(dev), 0);
 
-	crash_build_states(logpath, base, 11, check_state, NULL, &res);
-	printf("grow-online: %u crash states (%u flush points, %u random), %u failed\n",
-	       res.states, res.flush_states, res.random_states, res.failures);
-	ck_assert_uint_ge(res.flush_states, 3);
-	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
-	unlink(logpath);
-	free(logpath);
+	crash_states_check("grow-online", logpath, base, 11, check_state, NULL, 3);
 	bfs_dev_close(base);
 	bfs_dev_close(dev);
 }

@@ -311,7 +311,6 @@ START_TEST(test_set_option_crash)
 	struct bfs_dev *dev, *base;
 	struct bfs_sb_handle h;
 	struct crash_ctx c;
-	struct crash_result res;
 
 	ck_assert_int_eq(bfs_dev_open_mem(size, &dev), 0);
 	ck_assert_int_eq(bfs_sb_layout(&fo, size, 512, sb, err), 0);
@@ -332,13 +331,7 @@ START_TEST(test_set_option_crash)
 	ck_assert_int_eq(bfs_dev_record_stop(dev), 0);
 	bfs_sb_handle_release(&h);
 
-	crash_build_states(logpath, base, 42, check_state, &c, &res);
-	printf("sb-options crash: %u states (%u flush points, %u random), %u failed\n",
-	       res.states, res.flush_states, res.random_states, res.failures);
-	ck_assert_uint_ge(res.flush_states, 2);
-	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
-	unlink(logpath);
-	free(logpath);
+	crash_states_check("sb-options crash", logpath, base, 42, check_state, &c, 2);
 	bfs_free(sb);
 	bfs_dev_close(base);
 	bfs_dev_close(dev);
