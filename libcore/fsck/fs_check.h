@@ -25,6 +25,7 @@
 
 #include <bfs/btree.h>
 #include <bfs/extent_format.h>
+#include <bfs/format.h>
 #include <bfs/fs.h>
 #include <bfs/fs_format.h>
 #include <bfs/fsck.h>
@@ -52,10 +53,21 @@ struct fsck_dir {
 	u8	name_len;
 };
 
+/* where data may be (from the superblock, decoded once for the per-extent checks) */
+struct fsck_layout {
+	u64	block, bucket;		/* bytes */
+	u64	first, nbuckets;	/* the data area's buckets */
+	u64	journal, journal_end;	/* the journal's buckets */
+	u64	dev_size;
+	u64	copy[BFS_SB_MAX_COPIES];	/* superblock copies' offsets */
+	unsigned nr_copies;
+};
+
 struct fs_check {
 	struct bfs_fsck *f;
 	struct bfs_fs *fs;
 	struct bfs_core *c;
+	struct fsck_layout lay;
 	struct ino_set set;
 	u8	*flags;		/* per index: FSCK_I_* */
 	u8	*links;		/* per index: directory entries naming it, up to
@@ -191,14 +203,24 @@ int fsck_drop_extent(struct fs_check *fc, const struct bfs_bkey *k);
 
 /* lost_found.c: /lost+found exists, is a directory and is attached to / */
 int fsck_check_lost_found(struct fs_check *fc);
-/* pass_extents.c: extents against their inode and the device layout */
-int fsck_check_extents(struct fs_check *fc);
+/* pass_extents.c: fc->lay from the superblock, once the filesystem is open */
+void fsck_layout_init(struct fs_check *fc);
+/*
+ * pass_extents.c: every extent against its inode and the device layout;
+ * @each (if set) gets every extent key the checks left in place (-n: all
+ * of them), in the same sweep (the allocation check's survey)
+ */
+int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct bfs_bkey *k),
+		       void *ctx);
 /* pass_extents.c: the size of inode @ino (value @v), whose data ends at sector @data_end */
 void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, u64 data_end);
 /* why the chunk of written extent @v is not where data may be, in @why; false if fine */
 bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char *why,
 			 size_t why_len);
-/* pass_alloc.c: bucket generations and live sectors recomputed from the extents */
+/*
+ * pass_alloc.c: bucket generations and live sectors recomputed from the
+ * extents; runs fsck_check_extents() as its first look at them
+ */
 int fsck_check_alloc(struct fs_check *fc);
 /* pass_data.c: --check-data: every chunk read and verified */
 int fsck_check_data(struct fs_check *fc);

@@ -121,8 +121,10 @@ fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
 static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 {
 	const struct bfs_dirent_v *v = bfs_bkey_val(k);
+	/* validated keys: name_len bytes, no NUL; only printed with a problem */
+	const char *name = (const char *)v->name;
+	int len = v->name_len;
 	struct fsck_dir *dir;
-	char name[BFS_NAME_MAX + 1];
 	size_t target;
 	u64 ino;
 	u32 type;
@@ -130,11 +132,10 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 	if (k->type != BFS_KEY_DIRENT || bfs_bkey_val_u64s(k) * 8 < sizeof(*v))
 		return 0;
 	ino = le64_to_cpu(v->ino);
-	snprintf(name, sizeof(name), "%.*s", v->name_len, (const char *)v->name);
 	dir = fsck_find_dir(fc, le64_to_cpu(k->inode));
 	if (!dir) {
 		if (fix_at(fc, PR_DIRENT_DIR_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
-			   "'%s' -> %llu in inode %llu", name, (unsigned long long)ino,
+			   "'%.*s' -> %llu in inode %llu", len, name, (unsigned long long)ino,
 			   (unsigned long long)le64_to_cpu(k->inode)))
 			fsck_repair(fc, PR_DIRENT_DIR_MISSING,
 				    bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
@@ -142,7 +143,7 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 	}
 	if (!fsck_find(fc, ino, &target)) {
 		if (fix_at(fc, PR_DIRENT_TARGET_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
-			   "'%s' in directory %llu -> %llu", name, (unsigned long long)dir->ino,
+			   "'%.*s' in directory %llu -> %llu", len, name, (unsigned long long)dir->ino,
 			   (unsigned long long)ino))
 			replace_with_whiteout(fc, PR_DIRENT_TARGET_MISSING, k);
 		return 0;
@@ -150,7 +151,7 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 	type = fsck_type(fc, target);
 	if (v->type != type >> 12 &&
 	    fix_at(fc, PR_DIRENT_TYPE, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
-		   "'%s' in directory %llu says type %u, inode %llu has mode %o", name,
+		   "'%.*s' in directory %llu says type %u, inode %llu has mode %o", len, name,
 		   (unsigned long long)dir->ino, v->type, (unsigned long long)ino,
 		   fsck_stored_mode(fc, ino))) {
 		u64 buf[BFS_BKEY_U64S + 40];
@@ -159,10 +160,12 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 		if (bfs_bkey_bytes(k) <= sizeof(buf)) {
 			memcpy(nk, k, bfs_bkey_bytes(k));
 			((struct bfs_dirent_v *)bfs_bkey_val(nk))->type = (u8)(type >> 12);
+			/* the insert changes the leaf under @k: the name is the copy's now */
+			name = (const char *)((const struct bfs_dirent_v *)bfs_bkey_val(nk))->name;
 			fsck_repair(fc, PR_DIRENT_TYPE, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
 		}
 	}
-	return fsck_count_entry(fc, dir, target, ino, name, strlen(name));
+	return fsck_count_entry(fc, dir, target, ino, name, (size_t)len);
 }
 
 static u32 want_nlink(struct fs_check *fc, size_t idx)
@@ -410,11 +413,12 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return ret;
 	}
 	fc.c = bfs_fs_core(fc.fs);
+	fsck_layout_init(&fc);
 	/*
-	 * collect_inodes(), the dirents, fsck_check_extents(), the five of
-	 * fsck_check_alloc(), fsck_check_data(), check_inodes()
+	 * collect_inodes(), the dirents, the five of fsck_check_alloc() (the
+	 * extent check's among them), fsck_check_data(), check_inodes()
 	 */
-	fc.nr_sweeps = 9 + f->check_data;
+	fc.nr_sweeps = 8 + f->check_data;
 	if (bfs_ns_counter_read(fc.fs, &fc.next_ino))
 		fc.next_ino = 0;	/* no progress then; the checks below still run */
 	ret = collect_inodes(&fc);
@@ -427,9 +431,7 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 	/* before anything is reconnected to it */
 	if (!ret)
 		ret = fsck_check_lost_found(&fc);
-	/* extents first: what they drop is not counted in the buckets */
-	if (!ret)
-		ret = fsck_check_extents(&fc);
+	/* the extent check, then the buckets */
 	if (!ret)
 		ret = fsck_check_alloc(&fc);
 	if (!ret && f->check_data)
