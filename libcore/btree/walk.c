@@ -195,6 +195,7 @@ struct verify {
 	u8	id;
 	bfs_finding_fn fn;
 	void	(*node_seen)(void *ctx);
+	void	(*key_seen)(void *ctx, const struct bfs_bkey *k);
 	void	*ctx;
 	long	errors;
 	bool	have_prev;
@@ -277,18 +278,22 @@ static int verify_key(void *ctx, const struct bfs_btree_node_info *ni, const str
 	}
 	v->prev = pos;
 	v->have_prev = true;
+	if (v->key_seen)
+		v->key_seen(v->ctx, k);
 	return 0;
 }
 
 long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx)
 {
-	return bfs_btree_check_nodes(c, id, fn, NULL, ctx);
+	return bfs_btree_check_nodes(c, id, fn, NULL, NULL, ctx);
 }
 
 long bfs_btree_check_nodes(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn,
-			   void (*node_seen)(void *ctx), void *ctx)
+			   void (*node_seen)(void *ctx),
+			   void (*key_seen)(void *ctx, const struct bfs_bkey *k), void *ctx)
 {
-	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .node_seen = node_seen, .ctx = ctx };
+	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .node_seen = node_seen,
+			    .key_seen = key_seen, .ctx = ctx };
 	int ret;
 
 	if ((unsigned)id >= BFS_BTREE_NR)

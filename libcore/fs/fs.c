@@ -74,7 +74,8 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
 
 	if (opts->check_roots) {
-		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx);
+		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx,
+					    opts->known_max_ino);
 
 		ret = n < 0 ? (int)n : 0;
 	}

@@ -199,6 +199,41 @@ int fsck_drop_range(struct fs_check *fc, const struct bfs_bkey *k, u64 start, u6
 /* all of it */
 int fsck_drop_extent(struct fs_check *fc, const struct bfs_bkey *k);
 
+/*
+ * Directory entry @k against the inodes collected: PR_NR if it is fine
+ * (*dir, *target set) or not an entry pass 2 checks (*dir NULL), else the
+ * problem (pass_fs.c reports and repairs it)
+ */
+enum bfs_problem_code fsck_dirent_state(const struct fs_check *fc, const struct bfs_bkey *k,
+					struct fsck_dir **dir, size_t *target);
+
+/*
+ * What pass 1's walk of the btrees collects for pass 2 (early.c), so that
+ * pass 2 sweeps neither the inodes nor the dirents btree to build its
+ * tables, and the filesystem's open does not sweep four btrees for the
+ * highest inode number in use (bfs_fs_check_roots()).  Pass 1 walks the
+ * btrees in id order: the inodes are all collected before the first entry
+ * is counted.  Pass 2 takes what was collected only if nothing between
+ * the walk and its own open can have changed it: pass 1 found no damage
+ * (nothing was rebuilt), its open replayed the journal as pass 2's does,
+ * no orphan keys (a writable open frees orphans), every entry was fine
+ * (problems are pass 2's to report and repair, in its order), and the open
+ * repaired neither the counter nor the root.  Otherwise pass 2 sweeps.
+ */
+struct fsck_early {
+	struct fs_check fc;	/* the inodes collected, the entries counted */
+	u64	max_ino;	/* bfs_fs_key_max_ino() of every key */
+	bool	max_ok;		/* max_ino covers every key pass 2 will see */
+	bool	tables_ok;	/* fc holds what pass 2's two sweeps would */
+};
+
+/* an empty one for pass 1's walk; NULL without memory (pass 2 then sweeps) */
+struct fsck_early *fsck_early_new(struct bfs_fsck *f);
+/* key @k of btree @id, as pass 1's check reads it */
+void fsck_early_key(struct fsck_early *e, unsigned id, const struct bfs_bkey *k);
+/* what was collected cannot be used (the btrees may differ from what pass 2 sees) */
+void fsck_early_free(struct fsck_early *e);
+
 /* ---- the checks pass_fs.c runs, in this order ---- */
 
 /* lost_found.c: /lost+found exists, is a directory and is attached to / */
