@@ -77,6 +77,15 @@ struct bfs_fs_opts {
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
+/*
+ * The same on core @c, opened read-only already (fsck -n: pass 1's open,
+ * whose journal replay and node cache pass 2 then shares); @opts (not
+ * NULL) must say read_only, and what it says about the core (cache, replay) is the
+ * core's business now.  Takes @c: bfs_fs_close() closes it, and so does a
+ * failure here.
+ */
+struct bfs_core;
+int bfs_fs_attach(struct bfs_core *c, const struct bfs_fs_opts *opts, struct bfs_fs **out);
 /* flush everything, record a clean shutdown, free (also on error) */
 int bfs_fs_close(struct bfs_fs *fs);
 /* make everything done so far durable (sync(2)) */

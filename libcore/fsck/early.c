@@ -5,6 +5,7 @@
  * the inodes and dirents btrees again, and the filesystem's open four
  * btrees for the highest inode number.
  */
+#include <bfs/core.h>
 #include <bfs/fs.h>
 #include <bfs/os.h>
 
@@ -80,6 +81,8 @@ void fsck_early_free(struct fsck_early *e)
 {
 	if (!e)
 		return;
+	if (e->core)
+		bfs_core_close(e->core);
 	fsck_fs_check_free(&e->fc);
 	bfs_free(e);
 }

@@ -219,19 +219,28 @@ enum bfs_problem_code fsck_dirent_state(const struct fs_check *fc, const struct 
  * no orphan keys (a writable open frees orphans), every entry was fine
  * (problems are pass 2's to report and repair, in its order), and the open
  * repaired neither the counter nor the root.  Otherwise pass 2 sweeps.
+ * When pass 2 opens read-only, it takes pass 1's core as it is (its journal
+ * replay, its node cache): the filesystem is opened once.
  */
 struct fsck_early {
+	struct bfs_core *core;	/* pass 1's read-only open, for pass 2's (-n) */
 	struct fs_check fc;	/* the inodes collected, the entries counted */
 	u64	max_ino;	/* bfs_fs_key_max_ino() of every key */
 	bool	max_ok;		/* max_ino covers every key pass 2 will see */
 	bool	tables_ok;	/* fc holds what pass 2's two sweeps would */
 };
 
+/* pass 2 opens the filesystem read-only (-n, or a damaged journal left as it is) */
+static inline bool fsck_fs_read_only(const struct bfs_fsck *f)
+{
+	return f->mode == BFS_FSCK_MODE_NO || f->journal_salvage;
+}
+
 /* an empty one for pass 1's walk; NULL without memory (pass 2 then sweeps) */
 struct fsck_early *fsck_early_new(struct bfs_fsck *f);
 /* key @k of btree @id, as pass 1's check reads it */
 void fsck_early_key(struct fsck_early *e, unsigned id, const struct bfs_bkey *k);
-/* what was collected cannot be used (the btrees may differ from what pass 2 sees) */
+/* free what was collected (and close the core, if pass 2 did not take it) */
 void fsck_early_free(struct fsck_early *e);
 
 /* ---- the checks pass_fs.c runs, in this order ---- */

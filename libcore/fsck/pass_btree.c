@@ -343,6 +343,11 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 							(unsigned long long)st.keys, st.depth,
 							st.depth == 1 ? "" : "s");
 			}
+		/* a read-only pass 2 goes on with this open (one replay, one cache) */
+		if (f->early && fsck_fs_read_only(f)) {
+			f->early->core = c;
+			return 0;
+		}
 		return bfs_core_close(c);
 	}
 	/* a rebuild (or its plan with -n) is what pass 2 sees, if it runs */

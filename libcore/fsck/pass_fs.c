@@ -459,7 +459,7 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 	struct fsck_early *e = f->early;
 	struct roots_ctx roots = { .f = f };
 	struct bfs_fs_opts opts = {
-		.read_only = f->mode == BFS_FSCK_MODE_NO || f->journal_salvage,
+		.read_only = fsck_fs_read_only(f),
 		.cache_bytes = f->cache_bytes,
 		.salvage_journal = f->journal_salvage,
 		.journal_finding = bfs_fsck_journal_decided,
@@ -474,7 +474,12 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		bfs_fix_problem(f, PR_FS_SKIPPED, "the btrees are damaged (pass 1)");
 		return 0;
 	}
-	ret = bfs_fs_open(f->dev, &opts, &own.fs);
+	if (e && e->core) {
+		ret = bfs_fs_attach(e->core, &opts, &own.fs);
+		e->core = NULL;
+	} else {
+		ret = bfs_fs_open(f->dev, &opts, &own.fs);
+	}
 	if (ret) {
 		bfs_fsck_printf(f, "cannot open the filesystem: %s", strerror(-ret));
 		return ret;

@@ -831,6 +831,36 @@ START_TEST(test_orphan_at_crash)
 }
 END_TEST
 
+/* fsck -n's one open: the filesystem on pass 1's read-only core, and only on one */
+START_TEST(test_attach_read_only)
+{
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy;
+	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_core_opts co = { .read_only = true };
+	struct bfs_fs_opts ro = { .read_only = true }, rw = { 0 };
+	struct bfs_creds cr = { 0, 0 };
+	struct bfs_stat st;
+	struct bfs_core *c;
+	u64 ino = mkfile(fs, BFS_ROOT_INO, "f", 3, 9000);
+
+	/* a crash after the sync: the file is in the journal, which the core replays */
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_core_open(copy, &co, &c), 0);
+	ck_assert_int_eq(bfs_fs_attach(c, &rw, &fs), -EINVAL);	/* and c is closed */
+	ck_assert_ptr_null(fs);
+	ck_assert_int_eq(bfs_core_open(copy, &co, &c), 0);
+	ck_assert_int_eq(bfs_fs_attach(c, &ro, &fs), 0);
+	check_file(fs, ino, 3, 9000, 0, 0);
+	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, "g", 1, S_IFREG | 0644, 0, &cr, &st),
+			 -EROFS);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(copy);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 static Suite *fsck_fs_suite(void)
 {
 	Suite *s = suite_create("fsck_fs");
@@ -847,6 +877,7 @@ static Suite *fsck_fs_suite(void)
 	tcase_add_test(tc, test_size_flipped);
 	tcase_add_test(tc, test_many_links);
 	tcase_add_test(tc, test_orphan_at_crash);
+	tcase_add_test(tc, test_attach_read_only);
 	tcase_add_test(tc, test_random_damage);
 	suite_add_tcase(s, tc);
 	return s;
