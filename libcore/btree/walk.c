@@ -11,6 +11,7 @@
 
 static void node_info(struct bfs_core *c, struct btree_node *n, struct bfs_btree_node_info *ni)
 {
+	struct node_slot s = { 0, 0 };
 	u32 i;
 
 	memset(ni, 0, sizeof(*ni));
@@ -23,8 +24,9 @@ static void node_info(struct bfs_core *c, struct btree_node *n, struct bfs_btree
 	ni->nr_bsets = n->nr_bsets;
 	ni->written = n->written;
 	ni->node_size = c->node_size;
-	for (i = 0; i < n->nr; i++)
-		ni->nr_keys += !bfs_bkey_deleted(node_key(n, i));
+	/* by slot: node_key() would search the chunk starts for every key */
+	for (i = 0; i < n->nr; i++, node_slot_next(n, &s))
+		ni->nr_keys += !bfs_bkey_deleted(node_slot_key(n, s));
 	ni->live_bytes = n->live_bytes;
 	ni->dirty = n->dirty;
 }
@@ -78,14 +80,16 @@ struct walk {
 static int walk_node(struct walk *w, struct btree_node *n)
 {
 	struct bfs_btree_node_info ni;
+	struct node_slot s = { 0, 0 };
 	u32 i;
 	int ret = 0;
 
 	node_info(w->c, n, &ni);
 	if (w->node_fn)
 		ret = w->node_fn(w->ctx, &ni);
-	for (i = 0; i < n->nr && !ret; i++) {
-		const struct bfs_bkey *k = node_key(n, i);
+	/* the walk holds the commit lock: the view does not change under the slots */
+	for (i = 0; i < n->nr && !ret; i++, node_slot_next(n, &s)) {
+		const struct bfs_bkey *k = node_slot_key(n, s);
 		struct btree_node *child;
 		int err;
 

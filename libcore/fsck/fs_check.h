@@ -151,6 +151,8 @@ struct fsck_inode_cur {
 	bool	valid;		/* ino and v hold that inode; false: there is none */
 	u64	ino;
 	struct bfs_inode_v v;
+	bool	positioned;	/* the iterator is at a key, of inode @at */
+	u64	at;
 };
 
 void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur);
