@@ -77,11 +77,23 @@ struct walk {
 	void	*ctx;
 };
 
+/* children whose reads are hinted ahead of the one being walked */
+#define WALK_AHEAD	8
+
+/* the child at @s is read soon: let the device fetch it meanwhile */
+static void hint_child(struct walk *w, struct btree_node *n, struct node_slot s)
+{
+	const struct bfs_bkey *k = node_slot_key(n, s);
+
+	if (!bfs_bkey_deleted(k) && k->type == BFS_KEY_BTREE_PTR)
+		bfs_dev_will_read(w->c->dev, le64_to_cpu(bkey_ptr_val(k)->offset), w->c->node_size);
+}
+
 static int walk_node(struct walk *w, struct btree_node *n)
 {
 	struct bfs_btree_node_info ni;
-	struct node_slot s = { 0, 0 };
-	u32 i;
+	struct node_slot s = { 0, 0 }, ahead = { 0, 0 };
+	u32 i, next = 0;
 	int ret = 0;
 
 	node_info(w->c, n, &ni);
@@ -93,6 +105,10 @@ static int walk_node(struct walk *w, struct btree_node *n)
 		struct btree_node *child;
 		int err;
 
+		/* a cold cache reads the next children while this one is checked */
+		for (; n->level && next < n->nr && next <= i + WALK_AHEAD;
+		     next++, node_slot_next(n, &ahead))
+			hint_child(w, n, ahead);
 		if (bfs_bkey_deleted(k))
 			continue;
 		if (w->key_fn)
