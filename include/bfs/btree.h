@@ -195,9 +195,14 @@ int bfs_btree_walk_slots(struct bfs_core *c, enum bfs_btree_id id,
 long bfs_btree_verify(struct bfs_core *c, enum bfs_btree_id id);
 /* the same check, each problem handed to @fn as a finding (nothing logged) */
 long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx);
-/* ... and @node_seen (may be NULL) called for every node visited (progress) */
+/*
+ * ... and @node_seen (may be NULL) called for every node visited (progress),
+ * @key_seen (may be NULL) for every leaf key, in key order, as the check
+ * reads it (fsck's later checks collect what they need in the same walk)
+ */
 long bfs_btree_check_nodes(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn,
-			   void (*node_seen)(void *ctx), void *ctx);
+			   void (*node_seen)(void *ctx),
+			   void (*key_seen)(void *ctx, const struct bfs_bkey *k), void *ctx);
 
 /* one key set (bset) of a node as it is on disk, for debugging tools */
 struct bfs_bset_info {

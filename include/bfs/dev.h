@@ -65,6 +65,12 @@ u8 *bfs_dev_mem(struct bfs_dev *dev);
 
 int bfs_dev_read(struct bfs_dev *dev, u64 off, void *buf, size_t len);
 /*
+ * [@off, @off + @len) will be read soon: the kernel may fetch it in the
+ * background (files and block devices read through the page cache; a
+ * hint only, nothing happens elsewhere or if it is refused)
+ */
+void bfs_dev_will_read(struct bfs_dev *dev, u64 off, u64 len);
+/*
  * The first offset >= @off that may hold data: image files skip their holes
  * (SEEK_DATA), which read as zeros; devices and memory return @off.  Whole-
  * device scans use it so a sparse 1 TiB image costs what it holds.

@@ -51,6 +51,13 @@ struct bfs_fs_opts {
 	 */
 	bfs_fix_fn check_roots;
 	void	*check_ctx;
+	/*
+	 * with @check_roots: the highest inode number the keys name, if the
+	 * caller counted it already (bfs_fs_key_max_ino() over every key from
+	 * (1,0,0) of the inodes, dirents, xattrs and extents btrees, as they
+	 * are after replay); 0: the check sweeps those btrees itself
+	 */
+	u64	known_max_ino;
 	/* fsck: replay what is consistent of a damaged journal (bfs_core_opts) */
 	bool	salvage_journal;
 	bfs_finding_fn journal_finding;
@@ -70,6 +77,15 @@ struct bfs_fs_opts {
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
+/*
+ * The same on core @c, opened read-only already (fsck -n: pass 1's open,
+ * whose journal replay and node cache pass 2 then shares); @opts (not
+ * NULL) must say read_only, and what it says about the core (cache, replay) is the
+ * core's business now.  Takes @c: bfs_fs_close() closes it, and so does a
+ * failure here.
+ */
+struct bfs_core;
+int bfs_fs_attach(struct bfs_core *c, const struct bfs_fs_opts *opts, struct bfs_fs **out);
 /* flush everything, record a clean shutdown, free (also on error) */
 int bfs_fs_close(struct bfs_fs *fs);
 /* make everything done so far durable (sync(2)) */
@@ -275,8 +291,17 @@ int bfs_fs_format_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avoid
  * inode number in use) and the root directory (missing or not a directory).
  * Each problem goes to @fix; what it says yes to is repaired on @c (opened
  * writable) in one transaction.  Returns the number of problems, or -errno.
+ * @max_ino: the highest inode number the keys name, if the caller counted it
+ * (bfs_fs_key_max_ino()), else 0: the check sweeps four btrees for it.
  */
 struct bfs_core;
-long bfs_fs_check_roots(struct bfs_core *c, bfs_fix_fn fix, void *ctx);
+long bfs_fs_check_roots(struct bfs_core *c, bfs_fix_fn fix, void *ctx, u64 max_ino);
+/*
+ * The highest inode number key @k of btree @id names (its own, a dirent's
+ * target), 0 if none: what the counter must be past.  Only keys from
+ * (1,0,0) of the inodes, dirents, xattrs and extents btrees count.
+ */
+struct bfs_bkey;
+u64 bfs_fs_key_max_ino(unsigned id, const struct bfs_bkey *k);
 
 #endif /* BFS_FS_H */

@@ -42,6 +42,8 @@ struct bfs_fsck_report {
 	bool	repair_failed;
 };
 
+struct fsck_early;
+
 struct bfs_fsck {
 	struct bfs_dev *dev;
 	enum bfs_fsck_mode mode;
@@ -78,6 +80,7 @@ struct bfs_fsck {
 	enum bfs_problem_code last_code;	/* the last problem decided, and where */
 	struct bfs_fsck_loc last_loc;
 	struct bfs_sb_handle sb;
+	struct fsck_early *early;	/* pass 1's walk for pass 2 (libcore/fsck's own) */
 };
 
 /*

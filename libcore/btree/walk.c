@@ -12,6 +12,7 @@
 
 static void node_info(struct bfs_core *c, struct btree_node *n, struct bfs_btree_node_info *ni)
 {
+	struct node_slot s = { 0, 0 };
 	u32 i;
 
 	memset(ni, 0, sizeof(*ni));
@@ -24,8 +25,9 @@ static void node_info(struct bfs_core *c, struct btree_node *n, struct bfs_btree
 	ni->nr_bsets = n->nr_bsets;
 	ni->written = n->written;
 	ni->node_size = c->node_size;
-	for (i = 0; i < n->nr; i++)
-		ni->nr_keys += !bfs_bkey_deleted(node_key(n, i));
+	/* by slot: node_key() would search the chunk starts for every key */
+	for (i = 0; i < n->nr; i++, node_slot_next(n, &s))
+		ni->nr_keys += !bfs_bkey_deleted(node_slot_key(n, s));
 	ni->live_bytes = n->live_bytes;
 	ni->dirty = n->dirty;
 }
@@ -76,20 +78,38 @@ struct walk {
 	void	*ctx;
 };
 
+/* children whose reads are hinted ahead of the one being walked */
+#define WALK_AHEAD	8
+
+/* the child at @s is read soon: let the device fetch it meanwhile */
+static void hint_child(struct walk *w, struct btree_node *n, struct node_slot s)
+{
+	const struct bfs_bkey *k = node_slot_key(n, s);
+
+	if (!bfs_bkey_deleted(k) && k->type == BFS_KEY_BTREE_PTR)
+		bfs_dev_will_read(w->c->dev, le64_to_cpu(bkey_ptr_val(k)->offset), w->c->node_size);
+}
+
 static int walk_node(struct walk *w, struct btree_node *n)
 {
 	struct bfs_btree_node_info ni;
-	u32 i;
+	struct node_slot s = { 0, 0 }, ahead = { 0, 0 };
+	u32 i, next = 0;
 	int ret = 0;
 
 	node_info(w->c, n, &ni);
 	if (w->node_fn)
 		ret = w->node_fn(w->ctx, &ni);
-	for (i = 0; i < n->nr && !ret; i++) {
-		const struct bfs_bkey *k = node_key(n, i);
+	/* the walk holds the commit lock: the view does not change under the slots */
+	for (i = 0; i < n->nr && !ret; i++, node_slot_next(n, &s)) {
+		const struct bfs_bkey *k = node_slot_key(n, s);
 		struct btree_node *child;
 		int err;
 
+		/* a cold cache reads the next children while this one is checked */
+		for (; n->level && next < n->nr && next <= i + WALK_AHEAD;
+		     next++, node_slot_next(n, &ahead))
+			hint_child(w, n, ahead);
 		if (bfs_bkey_deleted(k))
 			continue;
 		if (w->key_fn)
@@ -196,6 +216,7 @@ struct verify {
 	u8	id;
 	bfs_finding_fn fn;
 	void	(*node_seen)(void *ctx);
+	void	(*key_seen)(void *ctx, const struct bfs_bkey *k);
 	void	*ctx;
 	long	errors;
 	bool	have_prev;
@@ -278,18 +299,22 @@ static int verify_key(void *ctx, const struct bfs_btree_node_info *ni, const str
 	}
 	v->prev = pos;
 	v->have_prev = true;
+	if (v->key_seen)
+		v->key_seen(v->ctx, k);
 	return 0;
 }
 
 long bfs_btree_check(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn, void *ctx)
 {
-	return bfs_btree_check_nodes(c, id, fn, NULL, ctx);
+	return bfs_btree_check_nodes(c, id, fn, NULL, NULL, ctx);
 }
 
 long bfs_btree_check_nodes(struct bfs_core *c, enum bfs_btree_id id, bfs_finding_fn fn,
-			   void (*node_seen)(void *ctx), void *ctx)
+			   void (*node_seen)(void *ctx),
+			   void (*key_seen)(void *ctx, const struct bfs_bkey *k), void *ctx)
 {
-	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .node_seen = node_seen, .ctx = ctx };
+	struct verify v = { .c = c, .id = (u8)id, .fn = fn, .node_seen = node_seen,
+			    .key_seen = key_seen, .ctx = ctx };
 	int ret;
 
 	if ((unsigned)id >= BFS_BTREE_NR)

@@ -38,6 +38,23 @@ ask(struct roots *r, enum bfs_problem_code code, u64 ino, const char *fmt, ...)
 	return r->fix && r->fix(r->ctx, &f);
 }
 
+u64 bfs_fs_key_max_ino(unsigned id, const struct bfs_bkey *k)
+{
+	u64 ino = le64_to_cpu(k->inode), max = 0;
+
+	if ((id != BFS_BTREE_INODES && id != BFS_BTREE_DIRENTS && id != BFS_BTREE_XATTRS &&
+	     id != BFS_BTREE_EXTENTS) || !ino)
+		return 0;
+	/* only what the filesystem wrote: tools' test keys name no inode */
+	if (k->type == BFS_KEY_INODE || k->type == BFS_KEY_SYMLINK ||
+	    k->type == BFS_KEY_DIRENT || k->type == BFS_KEY_XATTR ||
+	    k->type == BFS_KEY_XATTR_DATA || k->type == BFS_KEY_EXTENT)
+		max = ino < BFS_INO_LIMIT ? ino : 0;
+	if (k->type == BFS_KEY_DIRENT)
+		max = BFS_MAX(max, le64_to_cpu(((const struct bfs_dirent_v *)k->v)->ino));
+	return max;
+}
+
 /* the highest inode number btree @id names: keys are (ino, ...), and dirents' targets */
 static int scan_max(struct roots *r, enum bfs_btree_id id)
 {
@@ -46,18 +63,8 @@ static int scan_max(struct roots *r, enum bfs_btree_id id)
 	int ret;
 
 	bfs_btree_iter_init(&it, r->c, id, BFS_POS(1, 0, 0), BFS_ITER_PREFETCH);
-	for_each_btree_key(&it, k, ret) {
-		u64 ino = le64_to_cpu(k->inode);
-
-		/* only what the filesystem wrote: tools' test keys name no inode */
-		if (k->type == BFS_KEY_INODE || k->type == BFS_KEY_SYMLINK ||
-		    k->type == BFS_KEY_DIRENT || k->type == BFS_KEY_XATTR ||
-		    k->type == BFS_KEY_XATTR_DATA || k->type == BFS_KEY_EXTENT)
-			r->max_ino = BFS_MAX(r->max_ino, ino < BFS_INO_LIMIT ? ino : 0);
-		if (k->type == BFS_KEY_DIRENT)
-			r->max_ino = BFS_MAX(r->max_ino,
-					     le64_to_cpu(((const struct bfs_dirent_v *)k->v)->ino));
-	}
+	for_each_btree_key(&it, k, ret)
+		r->max_ino = BFS_MAX(r->max_ino, bfs_fs_key_max_ino(id, k));
 	bfs_btree_iter_exit(&it);
 	return ret;
 }
@@ -101,17 +108,21 @@ static int check_root(struct roots *r, bool *fix)
 	return 0;
 }
 
-long bfs_fs_check_roots(struct bfs_core *c, bfs_fix_fn fix, void *ctx)
+long bfs_fs_check_roots(struct bfs_core *c, bfs_fix_fn fix, void *ctx, u64 max_ino)
 {
 	struct roots r = { .c = c, .fix = fix, .ctx = ctx, .max_ino = BFS_FIRST_FREE_INO - 1 };
 	bool fix_counter = false, fix_root = false;
 	struct bfs_trans *t;
-	int ret;
+	int ret = 0;
 
-	ret = scan_max(&r, BFS_BTREE_INODES);
-	ret = ret ?: scan_max(&r, BFS_BTREE_DIRENTS);
-	ret = ret ?: scan_max(&r, BFS_BTREE_XATTRS);
-	ret = ret ?: scan_max(&r, BFS_BTREE_EXTENTS);
+	if (max_ino) {
+		r.max_ino = BFS_MAX(r.max_ino, max_ino);
+	} else {
+		ret = scan_max(&r, BFS_BTREE_INODES);
+		ret = ret ?: scan_max(&r, BFS_BTREE_DIRENTS);
+		ret = ret ?: scan_max(&r, BFS_BTREE_XATTRS);
+		ret = ret ?: scan_max(&r, BFS_BTREE_EXTENTS);
+	}
 	ret = ret ?: check_counter(&r, &fix_counter);
 	ret = ret ?: check_root(&r, &fix_root);
 	if (ret)

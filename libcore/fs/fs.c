@@ -25,26 +25,73 @@ static void fs_free(struct bfs_fs *fs)
 	bfs_free(fs);
 }
 
-int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out)
+static struct bfs_fs *fs_alloc(struct bfs_dev *dev)
 {
-	static const struct bfs_fs_opts defaults;
-	struct bfs_core_opts co = { 0 };
-	struct bfs_ns_inode root;
-	struct bfs_fs *fs;
+	struct bfs_fs *fs = bfs_zalloc(sizeof(*fs));
 	unsigned i;
-	int ret;
 
-	*out = NULL;
-	if (!opts)
-		opts = &defaults;
-	fs = bfs_zalloc(sizeof(*fs));
 	if (!fs)
-		return -ENOMEM;
+		return NULL;
 	for (i = 0; i < BFS_INODE_LOCKS; i++)
 		bfs_mutex_init(&fs->inode_locks[i]);
 	bfs_mutex_init(&fs->rename_lock);
 	bfs_mutex_init(&fs->ino_alloc_lock);
 	fs->dev = dev;
+	return fs;
+}
+
+/* what follows the core's open: the roots, the data half, orphans, the periodic commit */
+static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
+{
+	struct bfs_ns_inode root;
+	int ret = 0;
+
+	fs->sb = bfs_core_sb(fs->c);
+	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
+
+	if (opts->check_roots) {
+		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx,
+					    opts->known_max_ino);
+
+		ret = n < 0 ? (int)n : 0;
+	}
+	if (!ret)
+		ret = bfs_ns_counter_read(fs, &fs->next_ino);
+	if (!ret) {
+		ret = bfs_ns_inode_read(fs, BFS_ROOT_INO, &root);
+		if (ret == -ENOENT || (!ret && !S_ISDIR(root.i.mode))) {
+			bfs_err("no root directory (inode %u)", BFS_ROOT_INO);
+			ret = -EUCLEAN;
+		}
+	}
+	if (!ret)
+		ret = bfs_fs_data_init(fs);
+	if (!ret && !fs->read_only) {
+		ret = bfs_orphans_recover(fs);
+		if (!ret) {
+			u32 ms = opts->commit_ms ? opts->commit_ms :
+				bfs_fs_commit_default_ms(fs, opts->commit_default_ms);
+
+			if (ms)
+				ret = bfs_fs_commit_start(fs, ms);
+		}
+	}
+	return ret;
+}
+
+int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out)
+{
+	static const struct bfs_fs_opts defaults;
+	struct bfs_core_opts co = { 0 };
+	struct bfs_fs *fs;
+	int ret;
+
+	*out = NULL;
+	if (!opts)
+		opts = &defaults;
+	fs = fs_alloc(dev);
+	if (!fs)
+		return -ENOMEM;
 	fs->read_only = opts->read_only || opts->no_replay;
 	fs->discard = opts->discard && !fs->read_only;
 	co.read_only = fs->read_only;
@@ -70,25 +117,7 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 		fs_free(fs);
 		return ret;
 	}
-	fs->sb = bfs_core_sb(fs->c);
-	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
-
-	if (opts->check_roots) {
-		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx);
-
-		ret = n < 0 ? (int)n : 0;
-	}
-	if (!ret)
-		ret = bfs_ns_counter_read(fs, &fs->next_ino);
-	if (!ret) {
-		ret = bfs_ns_inode_read(fs, BFS_ROOT_INO, &root);
-		if (ret == -ENOENT || (!ret && !S_ISDIR(root.i.mode))) {
-			bfs_err("no root directory (inode %u)", BFS_ROOT_INO);
-			ret = -EUCLEAN;
-		}
-	}
-	if (!ret)
-		ret = bfs_fs_data_init(fs);
+	ret = fs_start(fs, opts);
 	if (ret) {
 		/* space_init may have set up the data half already */
 		bfs_fs_data_exit(fs);
@@ -96,21 +125,36 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 		fs_free(fs);
 		return ret;
 	}
-	if (!fs->read_only) {
-		ret = bfs_orphans_recover(fs);
-		if (!ret) {
-			u32 ms = opts->commit_ms ? opts->commit_ms :
-				bfs_fs_commit_default_ms(fs, opts->commit_default_ms);
+	*out = fs;
+	return 0;
+}
 
-			if (ms)
-				ret = bfs_fs_commit_start(fs, ms);
-		}
-		if (ret) {
-			bfs_fs_data_exit(fs);
-			bfs_core_close(fs->c);
-			fs_free(fs);
-			return ret;
-		}
+int bfs_fs_attach(struct bfs_core *c, const struct bfs_fs_opts *opts, struct bfs_fs **out)
+{
+	struct bfs_fs *fs;
+	int ret;
+
+	*out = NULL;
+	/* a writable core had to know the data half before its replay */
+	if (!opts || !opts->read_only || !bfs_core_is_read_only(c)) {
+		bfs_core_close(c);
+		return -EINVAL;
+	}
+	fs = fs_alloc(bfs_core_dev(c));
+	if (!fs) {
+		bfs_core_close(c);
+		return -ENOMEM;
+	}
+	fs->read_only = true;
+	fs->c = c;
+	ret = bfs_open_inodes_init(fs);
+	if (!ret)
+		ret = fs_start(fs, opts);
+	if (ret) {
+		bfs_fs_data_exit(fs);
+		bfs_core_close(c);
+		fs_free(fs);
+		return ret;
 	}
 	*out = fs;
 	return 0;

@@ -280,24 +280,46 @@ void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur)
 	bfs_btree_iter_init(&cur->it, fc->c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
 	cur->valid = false;
 	cur->ino = 0;
+	cur->at = 0;
+	cur->positioned = false;
 }
+
+/* keys stepped over before a seek is cheaper: a seek searches the leaf again */
+#define ICUR_STEPS	64
 
 int fsck_icur_seek(struct fsck_inode_cur *cur, u64 ino)
 {
-	const struct bfs_bkey *k;
-	int ret;
+	const struct bfs_bkey *k = NULL;
+	unsigned steps = 0;
+	int ret = -EAGAIN;	/* not there yet */
 
 	if (cur->ino == ino && ino)
 		return 0;
 	cur->ino = ino;
 	cur->valid = false;
-	bfs_btree_iter_set_pos(&cur->it, BFS_POS(ino, 0, 0));
-	ret = bfs_btree_iter_peek(&cur->it, &k);
+	/* asked in inode order: the next inode is usually the next key or a few on */
+	if (cur->positioned && cur->at == ino)
+		ret = bfs_btree_iter_peek(&cur->it, &k);
+	while (cur->positioned && cur->at < ino && steps++ < ICUR_STEPS) {
+		ret = bfs_btree_iter_next(&cur->it, &k);
+		if (ret)
+			break;
+		cur->at = le64_to_cpu(k->inode);
+	}
+	if (!ret && cur->at < ino)
+		ret = -EAGAIN;
+	if (ret == -EAGAIN) {
+		bfs_btree_iter_set_pos(&cur->it, BFS_POS(ino, 0, 0));
+		ret = bfs_btree_iter_peek(&cur->it, &k);
+		if (!ret)
+			cur->at = le64_to_cpu(k->inode);
+	}
+	cur->positioned = !ret;
 	if (ret == -ENOENT)
-		return 0;
+		return 0;	/* no inode from @ino on */
 	if (ret)
 		return ret;
-	if (le64_to_cpu(k->inode) == ino && fsck_inode_key(k)) {
+	if (cur->at == ino && fsck_inode_key(k)) {
 		memcpy(&cur->v, bfs_bkey_val(k), sizeof(cur->v));
 		cur->valid = true;
 	}

@@ -25,6 +25,7 @@
 
 #include <bfs/btree.h>
 #include <bfs/extent_format.h>
+#include <bfs/format.h>
 #include <bfs/fs.h>
 #include <bfs/fs_format.h>
 #include <bfs/fsck.h>
@@ -52,10 +53,21 @@ struct fsck_dir {
 	u8	name_len;
 };
 
+/* where data may be (from the superblock, decoded once for the per-extent checks) */
+struct fsck_layout {
+	u64	block, bucket;		/* bytes */
+	u64	first, nbuckets;	/* the data area's buckets */
+	u64	journal, journal_end;	/* the journal's buckets */
+	u64	dev_size;
+	u64	copy[BFS_SB_MAX_COPIES];	/* superblock copies' offsets */
+	unsigned nr_copies;
+};
+
 struct fs_check {
 	struct bfs_fsck *f;
 	struct bfs_fs *fs;
 	struct bfs_core *c;
+	struct fsck_layout lay;
 	struct ino_set set;
 	u8	*flags;		/* per index: FSCK_I_* */
 	u8	*links;		/* per index: directory entries naming it, up to
@@ -139,6 +151,8 @@ struct fsck_inode_cur {
 	bool	valid;		/* ino and v hold that inode; false: there is none */
 	u64	ino;
 	struct bfs_inode_v v;
+	bool	positioned;	/* the iterator is at a key, of inode @at */
+	u64	at;
 };
 
 void fsck_icur_init(struct fs_check *fc, struct fsck_inode_cur *cur);
@@ -187,18 +201,72 @@ int fsck_drop_range(struct fs_check *fc, const struct bfs_bkey *k, u64 start, u6
 /* all of it */
 int fsck_drop_extent(struct fs_check *fc, const struct bfs_bkey *k);
 
+/*
+ * Directory entry @k against the inodes collected: PR_NR if it is fine
+ * (*dir, *target set) or not an entry pass 2 checks (*dir NULL), else the
+ * problem (pass_fs.c reports and repairs it)
+ */
+enum bfs_problem_code fsck_dirent_state(const struct fs_check *fc, const struct bfs_bkey *k,
+					struct fsck_dir **dir, size_t *target);
+
+/*
+ * What pass 1's walk of the btrees collects for pass 2 (early.c), so that
+ * pass 2 sweeps neither the inodes nor the dirents btree to build its
+ * tables, and the filesystem's open does not sweep four btrees for the
+ * highest inode number in use (bfs_fs_check_roots()).  Pass 1 walks the
+ * btrees in id order: the inodes are all collected before the first entry
+ * is counted.  Pass 2 takes what was collected only if nothing between
+ * the walk and its own open can have changed it: pass 1 found no damage
+ * (nothing was rebuilt), its open replayed the journal as pass 2's does,
+ * no orphan keys (a writable open frees orphans), every entry was fine
+ * (problems are pass 2's to report and repair, in its order), and the open
+ * repaired neither the counter nor the root.  Otherwise pass 2 sweeps.
+ * When pass 2 opens read-only, it takes pass 1's core as it is (its journal
+ * replay, its node cache): the filesystem is opened once.
+ */
+struct fsck_early {
+	struct bfs_core *core;	/* pass 1's read-only open, for pass 2's (-n) */
+	struct fs_check fc;	/* the inodes collected, the entries counted */
+	u64	max_ino;	/* bfs_fs_key_max_ino() of every key */
+	bool	max_ok;		/* max_ino covers every key pass 2 will see */
+	bool	tables_ok;	/* fc holds what pass 2's two sweeps would */
+};
+
+/* pass 2 opens the filesystem read-only (-n, or a damaged journal left as it is) */
+static inline bool fsck_fs_read_only(const struct bfs_fsck *f)
+{
+	return f->mode == BFS_FSCK_MODE_NO || f->journal_salvage;
+}
+
+/* an empty one for pass 1's walk; NULL without memory (pass 2 then sweeps) */
+struct fsck_early *fsck_early_new(struct bfs_fsck *f);
+/* key @k of btree @id, as pass 1's check reads it */
+void fsck_early_key(struct fsck_early *e, unsigned id, const struct bfs_bkey *k);
+/* free what was collected (and close the core, if pass 2 did not take it) */
+void fsck_early_free(struct fsck_early *e);
+
 /* ---- the checks pass_fs.c runs, in this order ---- */
 
 /* lost_found.c: /lost+found exists, is a directory and is attached to / */
 int fsck_check_lost_found(struct fs_check *fc);
-/* pass_extents.c: extents against their inode and the device layout */
-int fsck_check_extents(struct fs_check *fc);
+/* pass_extents.c: fc->lay from the superblock, once the filesystem is open */
+void fsck_layout_init(struct fs_check *fc);
+/*
+ * pass_extents.c: every extent against its inode and the device layout;
+ * @each (if set) gets every extent key the checks left in place (-n: all
+ * of them), in the same sweep (the allocation check's survey)
+ */
+int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct bfs_bkey *k),
+		       void *ctx);
 /* pass_extents.c: the size of inode @ino (value @v), whose data ends at sector @data_end */
 void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, u64 data_end);
 /* why the chunk of written extent @v is not where data may be, in @why; false if fine */
 bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char *why,
 			 size_t why_len);
-/* pass_alloc.c: bucket generations and live sectors recomputed from the extents */
+/*
+ * pass_alloc.c: bucket generations and live sectors recomputed from the
+ * extents; runs fsck_check_extents() as its first look at them
+ */
 int fsck_check_alloc(struct fs_check *fc);
 /* pass_data.c: --check-data: every chunk read and verified */
 int fsck_check_data(struct fs_check *fc);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 
+#include "fs_check.h"
 #include "fsck_passes.h"
 
 static const struct {
@@ -37,7 +38,7 @@ const char *bfs_fsck_pass_name(unsigned pass)
 	return pass < ARRAY_SIZE(passes) ? passes[pass].name : NULL;
 }
 
-int bfs_fsck_run(struct bfs_fsck *f)
+static int run_passes(struct bfs_fsck *f)
 {
 	size_t i;
 	int ret;
@@ -68,8 +69,19 @@ int bfs_fsck_run(struct bfs_fsck *f)
 	return f->nr_fixed ? BFS_FSCK_CORRECTED : BFS_FSCK_OK;
 }
 
+int bfs_fsck_run(struct bfs_fsck *f)
+{
+	int ret = run_passes(f);
+
+	/* pass 2 took it, unless it did not run */
+	fsck_early_free(f->early);
+	f->early = NULL;
+	return ret;
+}
+
 void bfs_fsck_release(struct bfs_fsck *f)
 {
-
+	fsck_early_free(f->early);
+	f->early = NULL;
 	bfs_sb_handle_release(&f->sb);
 }

@@ -9,7 +9,8 @@
  *     only interior nodes are read).
  *  2. The alloc keys: generation, data type, live sectors; a key for a
  *     bucket outside the data area is removed.
- *  3. A first look at the extents: per bucket, how many pointers carry the
+ *  3. A first look at the extents, in the sweep of the extent check
+ *     (pass_extents.c; what it drops is not seen here): per bucket, how many pointers carry the
  *     key's generation and the newest generation above it among pointers
  *     whose data verifies (or that have no checksum).  A bucket whose key is
  *     older than every pointer (or missing) gets the newest such generation:
@@ -167,8 +168,10 @@ static int load_keys(struct alloc_check *ac)
 	return ret;
 }
 
-static void survey_extent(struct alloc_check *ac, const struct bfs_bkey *k)
+/* called by fsck_check_extents() for every extent it leaves in place */
+static void survey_extent(void *ctx, const struct bfs_bkey *k)
 {
+	struct alloc_check *ac = ctx;
 	const struct bfs_extent_v *v = bfs_bkey_val(k);
 	struct bucket_info *bi;
 	u32 gen = le32_to_cpu(v->gen);
@@ -301,8 +304,7 @@ static void count_extent(struct alloc_check *ac, const struct bfs_bkey *k)
 	drop(ac, PR_EXTENT_STALE, k, b, why);
 }
 
-static int for_each_extent(struct alloc_check *ac,
-			   void (*fn)(struct alloc_check *ac, const struct bfs_bkey *k))
+static int count_extents(struct alloc_check *ac)
 {
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
@@ -311,7 +313,7 @@ static int for_each_extent(struct alloc_check *ac,
 	bfs_btree_iter_init(&it, ac->fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
 	for_each_btree_key(&it, k, ret) {
 		fsck_sweep_progress(ac->fc, le64_to_cpu(k->inode));
-		fn(ac, k);
+		count_extent(ac, k);
 	}
 	bfs_btree_iter_exit(&it);
 	fsck_sweep_done(ac->fc);
@@ -399,11 +401,12 @@ int fsck_check_alloc(struct fs_check *fc)
 	ret = mark_metadata(&ac);
 	if (!ret)
 		ret = load_keys(&ac);
+	/* the extent check drops first: what it drops is not counted in the buckets */
 	if (!ret)
-		ret = for_each_extent(&ac, survey_extent);
+		ret = fsck_check_extents(fc, survey_extent, &ac);
 	if (!ret) {
 		choose_gens(&ac);
-		ret = for_each_extent(&ac, count_extent);
+		ret = count_extents(&ac);
 	}
 	for (b = ac.first; !ret && b < ac.nbuckets; b++) {
 		fsck_sweep_progress_of(fc, b, ac.nbuckets);

@@ -30,6 +30,7 @@
 
 #include <string.h>
 
+#include "fs_check.h"
 #include "fsck_passes.h"
 
 struct btree_check {
@@ -184,6 +185,14 @@ static void node_seen(void *ctx)
 		bfs_fsck_progress(bc->f, ++bc->nodes, bc->nr_nodes);
 }
 
+/* pass 2 collects what it needs from the same walk (early.c) */
+static void key_seen(void *ctx, const struct bfs_bkey *k)
+{
+	struct btree_check *bc = ctx;
+
+	fsck_early_key(bc->f->early, bc->cur, k);
+}
+
 static void check_all(struct btree_check *bc, struct bfs_core *c)
 {
 	struct bfs_core_stats cs;
@@ -195,7 +204,8 @@ static void check_all(struct btree_check *bc, struct bfs_core *c)
 		long bad;
 
 		bc->cur = id;
-		bad = bfs_btree_check_nodes(c, id, take_finding, node_seen, bc);
+		bad = bfs_btree_check_nodes(c, id, take_finding, node_seen,
+					    bc->f->early ? key_seen : NULL, bc);
 		if (bad < 0) {
 			struct bfs_fsck_loc loc = { .btree = (int)id };
 
@@ -314,6 +324,9 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 		f->btrees_damaged = true;
 		return ret == -EUCLEAN ? 0 : ret;
 	}
+	/* without the journal pass 2 sees other keys than this walk */
+	fsck_early_free(f->early);
+	f->early = opts.no_replay ? NULL : fsck_early_new(f);
 	check_all(&bc, c);
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		any |= bc.damaged[id];
@@ -330,8 +343,16 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 							(unsigned long long)st.keys, st.depth,
 							st.depth == 1 ? "" : "s");
 			}
+		/* a read-only pass 2 goes on with this open (one replay, one cache) */
+		if (f->early && fsck_fs_read_only(f)) {
+			f->early->core = c;
+			return 0;
+		}
 		return bfs_core_close(c);
 	}
+	/* a rebuild (or its plan with -n) is what pass 2 sees, if it runs */
+	fsck_early_free(f->early);
+	f->early = NULL;
 	ret = scan(f, &bc);
 	if (!ret && (!fix || f->mode == BFS_FSCK_MODE_NO || f->journal_salvage))
 		ret = plan_only(&bc, c);

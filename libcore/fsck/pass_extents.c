@@ -33,35 +33,52 @@
 
 #define MAX_FILE_SECTORS	(BFS_DATA_MAX_BYTES >> BFS_SECTOR_SHIFT)
 
-bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char *why, size_t len)
+void fsck_layout_init(struct fs_check *fc)
 {
 	const struct bfs_sb *sb = bfs_core_sb(fc->c);
-	u64 bs = le32_to_cpu(sb->block_size), bucket = le32_to_cpu(sb->bucket_size);
-	u64 off = le64_to_cpu(v->offset);
-	u64 end = off + BFS_ROUND_UP((u64)le32_to_cpu(v->stored_bytes), bs);
-	u64 b = off / bucket, jb = le64_to_cpu(sb->journal_bucket);
+	struct fsck_layout *l = &fc->lay;
 	unsigned i;
 
-	if (off % bs) {
+	l->block = le32_to_cpu(sb->block_size);
+	l->bucket = le32_to_cpu(sb->bucket_size);
+	l->first = le64_to_cpu(sb->first_bucket);
+	l->nbuckets = le64_to_cpu(sb->nbuckets);
+	l->dev_size = bfs_dev_size(bfs_core_dev(fc->c));
+	l->journal = le64_to_cpu(sb->journal_bucket);
+	l->journal_end = l->journal + le32_to_cpu(sb->journal_nbuckets);
+	l->nr_copies = 0;
+	for (i = 0; i < sb->nr_copies && i < BFS_SB_MAX_COPIES; i++)
+		l->copy[l->nr_copies++] = le64_to_cpu(sb->copy_offset[i]);
+}
+
+bool fsck_extent_ptr_bad(struct fs_check *fc, const struct bfs_extent_v *v, char *why, size_t len)
+{
+	const struct fsck_layout *l = &fc->lay;
+	u64 off = le64_to_cpu(v->offset);
+	u64 end = off + BFS_ROUND_UP((u64)le32_to_cpu(v->stored_bytes), l->block);
+	u64 b = off / l->bucket;
+	unsigned i;
+
+	if (off % l->block) {
 		snprintf(why, len, "device offset %llu is not block aligned", (unsigned long long)off);
 		return true;
 	}
-	if (b < le64_to_cpu(sb->first_bucket) || b >= le64_to_cpu(sb->nbuckets)) {
+	if (b < l->first || b >= l->nbuckets) {
 		snprintf(why, len, "device offset %llu is outside the buckets", (unsigned long long)off);
 		return true;
 	}
-	if (end > (b + 1) * bucket || end > bfs_dev_size(bfs_core_dev(fc->c))) {
+	if (end > (b + 1) * l->bucket || end > l->dev_size) {
 		snprintf(why, len, "chunk at device offset %llu runs past the end of bucket %llu",
 			 (unsigned long long)off, (unsigned long long)b);
 		return true;
 	}
-	if (b >= jb && b < jb + le32_to_cpu(sb->journal_nbuckets)) {
+	if (b >= l->journal && b < l->journal_end) {
 		snprintf(why, len, "device offset %llu is in journal bucket %llu",
 			 (unsigned long long)off, (unsigned long long)b);
 		return true;
 	}
-	for (i = 0; i < sb->nr_copies && i < BFS_SB_MAX_COPIES; i++) {
-		u64 c = le64_to_cpu(sb->copy_offset[i]);
+	for (i = 0; i < l->nr_copies; i++) {
+		u64 c = l->copy[i];
 
 		if (off < c + BFS_SB_REGION && end > c) {
 			snprintf(why, len, "chunk at device offset %llu is over superblock copy %u",
@@ -82,8 +99,15 @@ static u64 eof_sectors(struct fs_check *fc, u64 size)
 	return BFS_ROUND_UP(size, bs) >> BFS_SECTOR_SHIFT;
 }
 
-/* extent @k against its inode @i (NULL: there is none) */
-static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
+/* the outcome of a drop: true if it was done */
+static bool dropped(struct fs_check *fc, enum bfs_problem_code code, int ret)
+{
+	fsck_repair(fc, code, ret);
+	return !ret;
+}
+
+/* extent @k against its inode @i (NULL: there is none); true if it was dropped whole */
+static bool check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 			 const struct fsck_inode_cur *i)
 {
 	const struct bfs_extent_v *v = bfs_bkey_val(k);
@@ -100,8 +124,8 @@ static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT,
 				       i ? "not a regular file" : "no such inode"))
-			fsck_repair(fc, PR_EXTENT_NO_INODE, fsck_drop_extent(fc, k));
-		return;
+			return dropped(fc, PR_EXTENT_NO_INODE, fsck_drop_extent(fc, k));
+		return false;
 	}
 	if (!unwritten && fsck_extent_ptr_bad(fc, v, why, sizeof(why))) {
 		loc = fsck_file_loc(fc, ino, start << BFS_SECTOR_SHIFT, k);
@@ -109,8 +133,8 @@ static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 				       "inode %llu (%s) bytes %llu..%llu: %s", (unsigned long long)ino,
 				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT, why))
-			fsck_repair(fc, PR_EXTENT_PTR_BAD, fsck_drop_extent(fc, k));
-		return;
+			return dropped(fc, PR_EXTENT_PTR_BAD, fsck_drop_extent(fc, k));
+		return false;
 	}
 	size = le64_to_cpu(i->v.size);
 	eof = eof_sectors(fc, size);
@@ -124,8 +148,10 @@ static void check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 				       (unsigned long long)from << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT,
 				       (unsigned long long)size))
-			fsck_repair(fc, PR_EXTENT_PAST_EOF, fsck_drop_range(fc, k, from, end));
+			return dropped(fc, PR_EXTENT_PAST_EOF, fsck_drop_range(fc, k, from, end)) &&
+			       from == start;
 	}
+	return false;
 }
 
 void fsck_set_size(struct bfs_ns_inode *i, u64 size)
@@ -154,7 +180,8 @@ void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, 
 }
 
 /* every extent against its inode (looked up once per inode with data) */
-int fsck_check_extents(struct fs_check *fc)
+int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct bfs_bkey *k),
+		       void *ctx)
 {
 	struct fsck_inode_cur cur;
 	struct bfs_btree_iter it;
@@ -165,7 +192,8 @@ int fsck_check_extents(struct fs_check *fc)
 	fsck_icur_init(fc, &cur);
 	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
 	for_each_btree_key(&it, k, ret) {
-		u64 ino = le64_to_cpu(k->inode);
+		u64 ino = le64_to_cpu(k->inode), copy[BFS_BKEY_U64S + BFS_EXTENT_VAL_U64S];
+		const struct bfs_bkey *ek = k;
 
 		fsck_sweep_progress(fc, ino);
 		if (k->type != BFS_KEY_EXTENT)
@@ -173,7 +201,11 @@ int fsck_check_extents(struct fs_check *fc)
 		ret = fsck_icur_seek(&cur, ino);
 		if (ret)
 			break;
-		check_extent(fc, k, cur.valid ? &cur : NULL);
+		/* a drop changes the leaf under @k; what it trimmed still points where it did */
+		if (each && bfs_bkey_bytes(k) <= sizeof(copy))
+			ek = memcpy(copy, k, bfs_bkey_bytes(k));
+		if (!check_extent(fc, k, cur.valid ? &cur : NULL) && each)
+			each(ctx, ek);
 	}
 	bfs_btree_iter_exit(&it);
 	fsck_icur_exit(&cur);

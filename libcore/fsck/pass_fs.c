@@ -118,39 +118,56 @@ fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
 	return bfs_fix_problem_at(fc->f, code, &loc, "%s", detail);
 }
 
+enum bfs_problem_code fsck_dirent_state(const struct fs_check *fc, const struct bfs_bkey *k,
+					struct fsck_dir **dir, size_t *target)
+{
+	const struct bfs_dirent_v *v = bfs_bkey_val(k);
+
+	*dir = NULL;
+	if (k->type != BFS_KEY_DIRENT || bfs_bkey_val_u64s(k) * 8 < sizeof(*v))
+		return PR_NR;
+	*dir = fsck_find_dir(fc, le64_to_cpu(k->inode));
+	if (!*dir)
+		return PR_DIRENT_DIR_MISSING;
+	if (!fsck_find(fc, le64_to_cpu(v->ino), target))
+		return PR_DIRENT_TARGET_MISSING;
+	if (v->type != fsck_type(fc, *target) >> 12)
+		return PR_DIRENT_TYPE;
+	return PR_NR;
+}
+
 static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 {
 	const struct bfs_dirent_v *v = bfs_bkey_val(k);
+	/* validated keys: name_len bytes, no NUL; only printed with a problem */
+	const char *name = (const char *)v->name;
+	int len = v->name_len;
 	struct fsck_dir *dir;
-	char name[BFS_NAME_MAX + 1];
 	size_t target;
-	u64 ino;
+	u64 ino = le64_to_cpu(v->ino);
+	enum bfs_problem_code code = fsck_dirent_state(fc, k, &dir, &target);
 	u32 type;
 
-	if (k->type != BFS_KEY_DIRENT || bfs_bkey_val_u64s(k) * 8 < sizeof(*v))
+	if (!dir && code == PR_NR)
 		return 0;
-	ino = le64_to_cpu(v->ino);
-	snprintf(name, sizeof(name), "%.*s", v->name_len, (const char *)v->name);
-	dir = fsck_find_dir(fc, le64_to_cpu(k->inode));
-	if (!dir) {
-		if (fix_at(fc, PR_DIRENT_DIR_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
-			   "'%s' -> %llu in inode %llu", name, (unsigned long long)ino,
+	if (code == PR_DIRENT_DIR_MISSING) {
+		if (fix_at(fc, code, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+			   "'%.*s' -> %llu in inode %llu", len, name, (unsigned long long)ino,
 			   (unsigned long long)le64_to_cpu(k->inode)))
-			fsck_repair(fc, PR_DIRENT_DIR_MISSING,
-				    bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
+			fsck_repair(fc, code, bfs_btree_delete(fc->c, BFS_BTREE_DIRENTS, bfs_bkey_pos(k)));
 		return 0;
 	}
-	if (!fsck_find(fc, ino, &target)) {
-		if (fix_at(fc, PR_DIRENT_TARGET_MISSING, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
-			   "'%s' in directory %llu -> %llu", name, (unsigned long long)dir->ino,
+	if (code == PR_DIRENT_TARGET_MISSING) {
+		if (fix_at(fc, code, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+			   "'%.*s' in directory %llu -> %llu", len, name, (unsigned long long)dir->ino,
 			   (unsigned long long)ino))
-			replace_with_whiteout(fc, PR_DIRENT_TARGET_MISSING, k);
+			replace_with_whiteout(fc, code, k);
 		return 0;
 	}
 	type = fsck_type(fc, target);
-	if (v->type != type >> 12 &&
-	    fix_at(fc, PR_DIRENT_TYPE, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
-		   "'%s' in directory %llu says type %u, inode %llu has mode %o", name,
+	if (code == PR_DIRENT_TYPE &&
+	    fix_at(fc, code, BFS_BTREE_DIRENTS, bfs_bkey_pos(k),
+		   "'%.*s' in directory %llu says type %u, inode %llu has mode %o", len, name,
 		   (unsigned long long)dir->ino, v->type, (unsigned long long)ino,
 		   fsck_stored_mode(fc, ino))) {
 		u64 buf[BFS_BKEY_U64S + 40];
@@ -159,10 +176,12 @@ static int check_dirent(struct fs_check *fc, const struct bfs_bkey *k)
 		if (bfs_bkey_bytes(k) <= sizeof(buf)) {
 			memcpy(nk, k, bfs_bkey_bytes(k));
 			((struct bfs_dirent_v *)bfs_bkey_val(nk))->type = (u8)(type >> 12);
-			fsck_repair(fc, PR_DIRENT_TYPE, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
+			/* the insert changes the leaf under @k: the name is the copy's now */
+			name = (const char *)((const struct bfs_dirent_v *)bfs_bkey_val(nk))->name;
+			fsck_repair(fc, code, bfs_btree_insert(fc->c, BFS_BTREE_DIRENTS, nk));
 		}
 	}
-	return fsck_count_entry(fc, dir, target, ino, name, strlen(name));
+	return fsck_count_entry(fc, dir, target, ino, name, (size_t)len);
 }
 
 static u32 want_nlink(struct fs_check *fc, size_t idx)
@@ -383,69 +402,98 @@ static int check_inodes(struct fs_check *fc)
 	return 0;
 }
 
+struct roots_ctx {
+	struct bfs_fsck *f;
+	bool	fixed;		/* the counter or the root was repaired */
+};
+
 static bool fix_root_finding(void *ctx, const struct bfs_finding *fd)
 {
-	return bfs_fix_finding(ctx, fd);
+	struct roots_ctx *r = ctx;
+	bool fix = bfs_fix_finding(r->f, fd);
+
+	r->fixed |= fix;
+	return fix;
+}
+
+static int run_checks(struct fs_check *fc, bool collected)
+{
+	struct bfs_fsck *f = fc->f;
+	int ret = 0;
+
+	fsck_layout_init(fc);
+	/*
+	 * collect_inodes() and the dirents (unless pass 1's walk did them), the
+	 * five of fsck_check_alloc() (the extent check's among them),
+	 * fsck_check_data(), check_inodes()
+	 */
+	fc->nr_sweeps = (collected ? 6 : 8) + f->check_data;
+	if (bfs_ns_counter_read(fc->fs, &fc->next_ino))
+		fc->next_ino = 0;	/* no progress then; the checks below still run */
+	if (!collected)
+		ret = collect_inodes(fc);
+	if (!ret && !fsck_find_dir(fc, BFS_ROOT_INO)) {
+		bfs_fsck_printf(f, "no root directory");
+		ret = -EUCLEAN;
+	}
+	if (!ret && !collected)
+		ret = fsck_for_each_key(fc, BFS_BTREE_DIRENTS, check_dirent);
+	/* before anything is reconnected to it */
+	if (!ret)
+		ret = fsck_check_lost_found(fc);
+	/* the extent check, then the buckets */
+	if (!ret)
+		ret = fsck_check_alloc(fc);
+	if (!ret && f->check_data)
+		ret = fsck_check_data(fc);
+	if (!ret)
+		ret = check_inodes(fc);
+	bfs_fsck_progress(f, fc->nr_sweeps * fc->next_ino, fc->nr_sweeps * fc->next_ino);
+	if (!ret && f->verbose)
+		bfs_fsck_printf(f, "%zu inodes checked", fc->nr);
+	return ret;
 }
 
 int bfs_fsck_pass_fs(struct bfs_fsck *f)
 {
+	struct fsck_early *e = f->early;
+	struct roots_ctx roots = { .f = f };
 	struct bfs_fs_opts opts = {
-		.read_only = f->mode == BFS_FSCK_MODE_NO || f->journal_salvage,
+		.read_only = fsck_fs_read_only(f),
 		.cache_bytes = f->cache_bytes,
 		.salvage_journal = f->journal_salvage,
 		.journal_finding = bfs_fsck_journal_decided,
-		.check_roots = fix_root_finding, .check_ctx = f,	/* counter, root dir */
+		/* counter, root dir; pass 1's walk counted the inode numbers */
+		.check_roots = fix_root_finding, .check_ctx = &roots,
+		.known_max_ino = e && e->max_ok ? e->max_ino : 0,
 	};
-	struct fs_check fc = { .f = f };
-	int ret;
+	struct fs_check own = { .f = f }, *fc = &own;
+	int ret, r;
 
 	if (f->btrees_damaged) {
 		bfs_fix_problem(f, PR_FS_SKIPPED, "the btrees are damaged (pass 1)");
 		return 0;
 	}
-	ret = bfs_fs_open(f->dev, &opts, &fc.fs);
+	if (e && e->core) {
+		ret = bfs_fs_attach(e->core, &opts, &own.fs);
+		e->core = NULL;
+	} else {
+		ret = bfs_fs_open(f->dev, &opts, &own.fs);
+	}
 	if (ret) {
 		bfs_fsck_printf(f, "cannot open the filesystem: %s", strerror(-ret));
 		return ret;
 	}
-	fc.c = bfs_fs_core(fc.fs);
-	/*
-	 * collect_inodes(), the dirents, fsck_check_extents(), the five of
-	 * fsck_check_alloc(), fsck_check_data(), check_inodes()
-	 */
-	fc.nr_sweeps = 9 + f->check_data;
-	if (bfs_ns_counter_read(fc.fs, &fc.next_ino))
-		fc.next_ino = 0;	/* no progress then; the checks below still run */
-	ret = collect_inodes(&fc);
-	if (!ret && !fsck_find_dir(&fc, BFS_ROOT_INO)) {
-		bfs_fsck_printf(f, "no root directory");
-		ret = -EUCLEAN;
+	/* a new root is an inode pass 1 did not see */
+	if (e && e->tables_ok && !roots.fixed) {
+		fc = &e->fc;
+		fc->fs = own.fs;
 	}
-	if (!ret)
-		ret = fsck_for_each_key(&fc, BFS_BTREE_DIRENTS, check_dirent);
-	/* before anything is reconnected to it */
-	if (!ret)
-		ret = fsck_check_lost_found(&fc);
-	/* extents first: what they drop is not counted in the buckets */
-	if (!ret)
-		ret = fsck_check_extents(&fc);
-	if (!ret)
-		ret = fsck_check_alloc(&fc);
-	if (!ret && f->check_data)
-		ret = fsck_check_data(&fc);
-	if (!ret)
-		ret = check_inodes(&fc);
-	bfs_fsck_progress(f, fc.nr_sweeps * fc.next_ino, fc.nr_sweeps * fc.next_ino);
-	if (!ret && f->verbose)
-		bfs_fsck_printf(f, "%zu inodes checked", fc.nr);
+	fc->c = bfs_fs_core(fc->fs);
+	ret = run_checks(fc, fc != &own);
 	if (ret)
 		bfs_fsck_printf(f, "checking the filesystem failed: %s", strerror(-ret));
-	{
-		int r = bfs_fs_close(fc.fs);
-
-		ret = ret ? ret : r;
-	}
-	fsck_fs_check_free(&fc);
-	return ret;
+	r = bfs_fs_close(fc->fs);
+	fsck_fs_check_free(&own);
+	return ret ? ret : r;
 }

@@ -795,6 +795,72 @@ START_TEST(test_random_damage)
 }
 END_TEST
 
+/*
+ * A file open and unlinked at a crash: on the orphan list, freed by the next
+ * writable open.  fsck -n must see it as an orphan (not a lost inode) and
+ * -y must check what the open left, not what pass 1 walked before it.
+ */
+START_TEST(test_orphan_at_crash)
+{
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy;
+	struct bfs_fs *fs = fs_open(dev);
+	struct seen s;
+	u64 f, kept;
+	int rc;
+
+	kept = mkfile(fs, BFS_ROOT_INO, "kept", 1, 5000);
+	f = mkfile(fs, BFS_ROOT_INO, "open", 2, 70000);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_unlink(fs, BFS_ROOT_INO, "open", 4), 0);
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+
+	rc = run_fsck(copy, BFS_FSCK_MODE_NO, false, &s);
+	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -n: exit %d, %u problems (first %s)", rc,
+		      s.nr, s.nr ? bfs_problem_name(s.r[0].code) : "-");
+	rc = run_fsck(copy, BFS_FSCK_MODE_YES, false, &s);
+	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -y: exit %d, %u problems (first %s)", rc,
+		      s.nr, s.nr ? bfs_problem_name(s.r[0].code) : "-");
+	check_clean(copy);
+	fs = fs_open(copy);
+	check_file(fs, kept, 1, 5000, 0, 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(copy);
+	bfs_dev_close(dev);
+}
+END_TEST
+
+/* fsck -n's one open: the filesystem on pass 1's read-only core, and only on one */
+START_TEST(test_attach_read_only)
+{
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy;
+	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_core_opts co = { .read_only = true };
+	struct bfs_fs_opts ro = { .read_only = true }, rw = { 0 };
+	struct bfs_creds cr = { 0, 0 };
+	struct bfs_stat st;
+	struct bfs_core *c;
+	u64 ino = mkfile(fs, BFS_ROOT_INO, "f", 3, 9000);
+
+	/* a crash after the sync: the file is in the journal, which the core replays */
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_core_open(copy, &co, &c), 0);
+	ck_assert_int_eq(bfs_fs_attach(c, &rw, &fs), -EINVAL);	/* and c is closed */
+	ck_assert_ptr_null(fs);
+	ck_assert_int_eq(bfs_core_open(copy, &co, &c), 0);
+	ck_assert_int_eq(bfs_fs_attach(c, &ro, &fs), 0);
+	check_file(fs, ino, 3, 9000, 0, 0);
+	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, "g", 1, S_IFREG | 0644, 0, &cr, &st),
+			 -EROFS);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(copy);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 static Suite *fsck_fs_suite(void)
 {
 	Suite *s = suite_create("fsck_fs");
@@ -810,6 +876,8 @@ static Suite *fsck_fs_suite(void)
 	tcase_add_test(tc, test_check_data);
 	tcase_add_test(tc, test_size_flipped);
 	tcase_add_test(tc, test_many_links);
+	tcase_add_test(tc, test_orphan_at_crash);
+	tcase_add_test(tc, test_attach_read_only);
 	tcase_add_test(tc, test_random_damage);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What pass 1's walk of the btrees collects for pass 2 (fs_check.h, struct
+ * fsck_early): each node is read once for both, where pass 2 would sweep
+ * the inodes and dirents btrees again, and the filesystem's open four
+ * btrees for the highest inode number.
+ */
+#include <bfs/core.h>
+#include <bfs/fs.h>
+#include <bfs/os.h>
+
+#include <string.h>
+
+#include "fs_check.h"
+
+/* pass 1 walks in id order: every inode is known before the first entry */
+_Static_assert(BFS_BTREE_INODES < BFS_BTREE_DIRENTS, "inodes are walked before dirents");
+
+struct fsck_early *fsck_early_new(struct bfs_fsck *f)
+{
+	struct fsck_early *e = bfs_zalloc(sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->fc.f = f;
+	e->max_ino = 0;
+	e->max_ok = e->tables_ok = true;
+	return e;
+}
+
+/* pass 2 sweeps for itself: the tables are of no use (and their memory neither) */
+static void drop_tables(struct fsck_early *e)
+{
+	struct bfs_fsck *f = e->fc.f;
+
+	fsck_fs_check_free(&e->fc);
+	memset(&e->fc, 0, sizeof(e->fc));
+	e->fc.f = f;
+	e->tables_ok = false;
+}
+
+static void collect_inode(struct fsck_early *e, const struct bfs_bkey *k)
+{
+	const struct bfs_inode_v *v = bfs_bkey_val(k);
+
+	/* orphans: a writable open frees them, pass 2 sees the inodes as they are then */
+	if (k->type == BFS_KEY_ORPHAN && !le64_to_cpu(k->inode)) {
+		drop_tables(e);
+		return;
+	}
+	if (fsck_inode_key(k) &&
+	    fsck_add_ino(&e->fc, le64_to_cpu(k->inode), le32_to_cpu(v->mode), NULL))
+		drop_tables(e);
+}
+
+static void count_entry(struct fsck_early *e, const struct bfs_bkey *k)
+{
+	const struct bfs_dirent_v *v = bfs_bkey_val(k);
+	struct fsck_dir *dir;
+	size_t target;
+
+	/* a problem: pass 2 reports it, in its own sweep */
+	if (fsck_dirent_state(&e->fc, k, &dir, &target) != PR_NR ||
+	    (dir && fsck_count_entry(&e->fc, dir, target, le64_to_cpu(v->ino),
+				     (const char *)v->name, v->name_len)))
+		drop_tables(e);
+}
+
+void fsck_early_key(struct fsck_early *e, unsigned id, const struct bfs_bkey *k)
+{
+	e->max_ino = BFS_MAX(e->max_ino, bfs_fs_key_max_ino(id, k));
+	if (!e->tables_ok)
+		return;
+	if (id == BFS_BTREE_INODES)
+		collect_inode(e, k);
+	else if (id == BFS_BTREE_DIRENTS)
+		count_entry(e, k);
+}
+
+void fsck_early_free(struct fsck_early *e)
+{
+	if (!e)
+		return;
+	if (e->core)
+		bfs_core_close(e->core);
+	fsck_fs_check_free(&e->fc);
+	bfs_free(e);
+}
