@@ -74,6 +74,18 @@ static void *replay_worker(void *arg)
 		}
 		if (!w->err && i % 7 == 6)
 			w->err = bfs_trans_delete(t, BFS_BTREE_INODES, BFS_POS(OWN_INO + w->idx, i - 3, 0));
+		/*
+		 * now and then overwrite older keys of its own, far apart and
+		 * backwards (leaves taken out of order: trylock), or so many
+		 * that the leaf set overflows (the exclusive way)
+		 */
+		if (i >= 1000 && i % 25 == 0) {
+			u32 j, n = i % 100 ? 4 : 24;
+
+			for (j = 1; j <= n && !w->err; j++)
+				w->err = bfs_trans_update(t, BFS_BTREE_INODES,
+							  tu_key(buf, OWN_INO + w->idx, i - j * 40, v, 6));
+		}
 		if (!w->err)
 			w->err = bfs_trans_commit(t, NULL);
 	}
