@@ -413,6 +413,7 @@ struct leaf_set {
 	size_t	bytes[LEAF_SET_MAX];	/* key bytes planned for each */
 	bool	changed[LEAF_SET_MAX];
 	u32	nr;
+	bool	locked;			/* false: only referenced (bfs_par_collect) */
 };
 /*
  * index in @ls of the leaf covering @pos, locking it if new; -EAGAIN when
@@ -436,7 +437,11 @@ struct par_commit {
 	u32	extents_seen;		/* bit per btree id */
 	bool	sparse;			/* a leaf lost keys and may be merged */
 };
-/* plan one update: lock its leaves and record its blind writes; -EAGAIN: go exclusive */
+/* first, for each update: reference the leaf it starts in, unlocked */
+int bfs_par_collect(struct bfs_core *c, struct par_commit *pc, u8 id, const struct bfs_bkey *k);
+/* then lock every leaf collected, in lock order */
+void bfs_par_lock_all(struct par_commit *pc);
+/* plan one update: lock any further leaves and record its blind writes; -EAGAIN: go exclusive */
 int bfs_par_plan(struct bfs_core *c, struct par_commit *pc, u8 id, const struct bfs_bkey *k);
 /* does every leaf have room for what was planned?  -EAGAIN if not */
 int bfs_par_check_room(struct bfs_core *c, struct par_commit *pc);

@@ -249,6 +249,15 @@ static int commit_parallel(struct bfs_trans *t, u32 nr, struct jbuf *jb, u64 *se
 		const struct trans_update *u = (const void *)&t->buf[off];
 		const struct bfs_bkey *k = (const void *)&t->buf[off + 1];
 
+		ret = bfs_par_collect(c, &pc, u->btree_id, k);
+		off += 1 + bfs_bkey_u64s(k);
+	}
+	if (!ret)
+		bfs_par_lock_all(&pc);
+	for (off = 0, i = 0; i < nr && !ret; i++) {
+		const struct trans_update *u = (const void *)&t->buf[off];
+		const struct bfs_bkey *k = (const void *)&t->buf[off + 1];
+
 		ret = bfs_par_plan(c, &pc, u->btree_id, k);
 		off += 1 + bfs_bkey_u64s(k);
 	}

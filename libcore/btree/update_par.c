@@ -7,10 +7,16 @@
  * two commits to one leaf are journalled in the order they applied, and
  * commits to different leaves run side by side.
  *
+ * The leaves of all updates are found first, with no leaf locked (a cache
+ * miss then delays nobody), and locked in lock order; only leaves an
+ * extent's trimming scan reaches beyond those are locked on the way.
+ *
  * Everything that would change the shape or wait out of lock order is
  * refused with -EAGAIN before anything is applied; the caller then commits
  * the exclusive way.
  */
+#include <stdlib.h>
+
 #include "internal.h"
 
 struct par_op {
@@ -60,7 +66,9 @@ int bfs_leaf_set_get(struct bfs_core *c, struct leaf_set *ls, u8 id, struct bfs_
 	 * Waiting only for leaves after every one held cannot deadlock; readers
 	 * never wait for a leaf while holding one.
 	 */
-	if (in_order)
+	if (!ls->locked)
+		;
+	else if (in_order)
 		bfs_write_lock(&leaf->lock);
 	else if (!bfs_write_trylock(&leaf->lock)) {
 		bfs_path_put(c, &p);
@@ -73,6 +81,32 @@ int bfs_leaf_set_get(struct bfs_core *c, struct leaf_set *ls, u8 id, struct bfs_
 	ls->changed[ls->nr] = false;
 	*idx = ls->nr++;
 	return 0;
+}
+
+int bfs_par_collect(struct bfs_core *c, struct par_commit *pc, u8 id, const struct bfs_bkey *k)
+{
+	u32 li;
+
+	/* an extent update's first leaf: the one its trimming scan starts in */
+	return bfs_leaf_set_get(c, &pc->ls, id, bfs_btree_is_extents(id) ?
+				BFS_POS(le64_to_cpu(k->inode), bfs_bkey_start(k),
+					le32_to_cpu(k->snapshot)) : bfs_bkey_pos(k), &li);
+}
+
+static int cmp_leaf_ptr(const void *a, const void *b)
+{
+	return leaf_cmp(*(struct btree_node *const *)a, *(struct btree_node *const *)b);
+}
+
+void bfs_par_lock_all(struct par_commit *pc)
+{
+	u32 i;
+
+	/* in lock order, so these waits cannot deadlock */
+	qsort(pc->ls.n, pc->ls.nr, sizeof(pc->ls.n[0]), cmp_leaf_ptr);
+	for (i = 0; i < pc->ls.nr; i++)
+		bfs_write_lock(&pc->ls.n[i]->lock);
+	pc->ls.locked = true;
 }
 
 static int add_op(struct bfs_core *c, struct par_commit *pc, u8 id, const struct bfs_bkey *k)
@@ -162,10 +196,12 @@ void bfs_par_end(struct bfs_core *c, struct par_commit *pc)
 		/* before commit_lock is let go: a snapshot must find it dirty */
 		if (pc->ls.changed[i])
 			bfs_cache_set_dirty(c, n, true);
-		bfs_rwlock_unlock(&n->lock);
+		if (pc->ls.locked)
+			bfs_rwlock_unlock(&n->lock);
 		bfs_cache_put(c, n);
 	}
 	pc->ls.nr = 0;
+	pc->ls.locked = false;
 	bfs_free(pc->ops.buf);
 	pc->ops = (struct key_list){ 0 };
 }
