@@ -515,6 +515,8 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 			   bool *replayed);
 
 static inline void bfs_commit_lock(struct bfs_core *c) { bfs_write_lock(&c->commit_lock); }
+/* parallel commits (update_par.c): the tree's shape stays as it is */
+static inline void bfs_commit_lock_shared(struct bfs_core *c) { bfs_read_lock(&c->commit_lock); }
 static inline void bfs_commit_unlock(struct bfs_core *c) { bfs_rwlock_unlock(&c->commit_lock); }
 
 /* written under commit_lock, read by any thread (writability checks) */

@@ -242,7 +242,7 @@ static int commit_parallel(struct bfs_trans *t, u32 nr, struct jbuf *jb, u64 *se
 	u32 i;
 	int ret = 0;
 
-	bfs_read_lock(&c->commit_lock);
+	bfs_commit_lock_shared(c);
 	if (bfs_core_checkpoint_due(c) || bfs_core_nodes_short(c, nr, t->only_deletes))
 		ret = -EAGAIN;
 	for (off = 0, i = 0; i < nr && !ret; i++) {
@@ -278,7 +278,7 @@ static int commit_parallel(struct bfs_trans *t, u32 nr, struct jbuf *jb, u64 *se
 	}
 	*sparse = pc.sparse;
 	bfs_par_end(c, &pc);
-	bfs_rwlock_unlock(&c->commit_lock);
+	bfs_commit_unlock(c);
 	return ret;
 }
 
