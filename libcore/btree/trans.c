@@ -227,6 +227,24 @@ static void merge_sparse(struct bfs_core *c, const struct jbuf *jb)
 		(void)bfs_btree_maybe_merge(c, jb->merge[i].id, jb->merge[i].pos);
 }
 
+static int par_each_update(struct bfs_trans *t, u32 nr, struct par_commit *pc,
+			   int (*fn)(struct bfs_core *c, struct par_commit *pc, u8 id,
+				     const struct bfs_bkey *k))
+{
+	size_t off = 0;
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < nr && !ret; i++) {
+		const struct trans_update *u = (const void *)&t->buf[off];
+		const struct bfs_bkey *k = (const void *)&t->buf[off + 1];
+
+		ret = fn(t->c, pc, u->btree_id, k);
+		off += 1 + bfs_bkey_u64s(k);
+	}
+	return ret;
+}
+
 /*
  * With commit_lock shared, next to other commits to other leaves
  * (doc/commit.md); -EAGAIN, before anything was applied, when this one
@@ -238,29 +256,15 @@ static int commit_parallel(struct bfs_trans *t, u32 nr, struct jbuf *jb, u64 *se
 {
 	struct bfs_core *c = t->c;
 	struct par_commit pc = { 0 };
-	size_t off;
-	u32 i;
 	int ret = 0;
 
 	bfs_commit_lock_shared(c);
 	if (bfs_core_checkpoint_due(c) || bfs_core_nodes_short(c, nr, t->only_deletes))
 		ret = -EAGAIN;
-	for (off = 0, i = 0; i < nr && !ret; i++) {
-		const struct trans_update *u = (const void *)&t->buf[off];
-		const struct bfs_bkey *k = (const void *)&t->buf[off + 1];
-
-		ret = bfs_par_collect(c, &pc, u->btree_id, k);
-		off += 1 + bfs_bkey_u64s(k);
-	}
+	ret = ret ?: par_each_update(t, nr, &pc, bfs_par_collect);
 	if (!ret)
 		bfs_par_lock_all(&pc);
-	for (off = 0, i = 0; i < nr && !ret; i++) {
-		const struct trans_update *u = (const void *)&t->buf[off];
-		const struct bfs_bkey *k = (const void *)&t->buf[off + 1];
-
-		ret = bfs_par_plan(c, &pc, u->btree_id, k);
-		off += 1 + bfs_bkey_u64s(k);
-	}
+	ret = ret ?: par_each_update(t, nr, &pc, bfs_par_plan);
 	if (!ret)
 		ret = bfs_par_check_room(c, &pc);
 	if (!ret) {
