@@ -573,6 +573,7 @@ static void describe_result(struct bfs_out *o, enum bench_op op, const struct ph
 	out_size(o, "cache_bytes", "Node cache", r->stats.cache_bytes);
 	/* what the phase cost below the btree: the "why" of a number */
 	out_u64(o, "commits", "Commits", r->delta.commits);
+	out_u64(o, "commits_parallel", "Commits in parallel", r->delta.commits_parallel);
 	out_u64(o, "node_reads", "Node reads", r->delta.node_reads);
 	out_u64(o, "node_writes", "Node writes", r->delta.node_writes);
 	out_size(o, "node_write_bytes", "Node bytes written", r->delta.node_write_bytes);

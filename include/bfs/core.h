@@ -172,6 +172,7 @@ struct bfs_core_stats {
 	u64	checkpoints;
 	u64	checkpoints_background;	/* of those, written by the checkpoint thread */
 	u64	commits;
+	u64	commits_parallel;	/* of those, applied with commit_lock shared (doc/commit.md) */
 	u64	replayed_keys;
 	u64	meta_slots_total;	/* node-sized slots usable for metadata */
 	u64	meta_slots_used;

@@ -79,6 +79,19 @@ static inline void bfs_rwlock_destroy(bfs_rwlock *l) { pthread_rwlock_destroy(l)
 static inline void bfs_read_lock(bfs_rwlock *l) { pthread_rwlock_rdlock(l); }
 static inline void bfs_write_lock(bfs_rwlock *l) { pthread_rwlock_wrlock(l); }
 static inline void bfs_rwlock_unlock(bfs_rwlock *l) { pthread_rwlock_unlock(l); }
+static inline bool bfs_write_trylock(bfs_rwlock *l) { return !pthread_rwlock_trywrlock(l); }
+/* writers first: a stream of readers cannot starve a writer (no recursive read locks) */
+static inline void bfs_rwlock_init_writer_first(bfs_rwlock *l)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+#ifdef __GLIBC__	/* an enum, not a macro */
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+#endif
+	pthread_rwlock_init(l, &a);
+	pthread_rwlockattr_destroy(&a);
+}
 
 static inline void bfs_cond_init(bfs_cond *c) { pthread_cond_init(c, NULL); }
 static inline void bfs_cond_destroy(bfs_cond *c) { pthread_cond_destroy(c); }

@@ -114,9 +114,9 @@ int bfs_btree_nodes_beyond(struct bfs_core *c, u64 limit, u64 *nr)
 	struct evac e = { .limit = limit, .node_size = c->node_size };
 	int ret;
 
-	bfs_mutex_lock(&c->commit_lock);
+	bfs_commit_lock(c);
 	ret = collect_all(c, &e);
-	bfs_mutex_unlock(&c->commit_lock);
+	bfs_commit_unlock(c);
 	*nr = e.nr;
 	return ret;
 }
@@ -170,10 +170,10 @@ int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
 	ret = bfs_core_check_writable(c);
 	/* a second pass only if the first left something (it should not) */
 	for (pass = 0; !ret && pass < 2; pass++) {
-		bfs_mutex_lock(&c->commit_lock);
+		bfs_commit_lock(c);
 		ret = collect_all(c, &e);
 		if (ret || !e.nr) {
-			bfs_mutex_unlock(&c->commit_lock);
+			bfs_commit_unlock(c);
 			break;
 		}
 		qsort(e.v, e.nr, sizeof(*e.v), higher_first);
@@ -188,7 +188,7 @@ int bfs_btree_evacuate(struct bfs_core *c, u64 limit,
 		}
 		if (ret >= 0)
 			ret = bfs_core_checkpoint_locked(c);
-		bfs_mutex_unlock(&c->commit_lock);
+		bfs_commit_unlock(c);
 		if (progress && ret >= 0)
 			progress(ctx, e.nr, e.nr);
 	}

@@ -4,9 +4,12 @@
  * libcore/core/.
  *
  * Locking (see doc/format/btree.md, "Concurrency"):
- *  - c->commit_lock serialises every writer: commits, checkpoint snapshots,
- *    replay.  The single writer may read any node without taking its lock,
- *    because nobody else changes nodes.  Checkpoint writes need neither it
+ *  - c->commit_lock held exclusive (bfs_commit_lock) serialises every writer
+ *    that changes the tree's shape or needs it still: splits, merges,
+ *    checkpoint snapshots, replay, walks.  That writer may read any node
+ *    without taking its lock, because nobody else changes nodes.  Held
+ *    shared, by parallel commits (trans.c, doc/commit.md): interior nodes
+ *    do not change, and each commit write-locks the leaves it changes.  Checkpoint writes need neither it
  *    nor node locks: they write bsets the snapshot sealed (doc/commit.md).
  *  - node->lock: readers take it shared; the writer takes it exclusive only
  *    while changing that node, so readers never wait for writers working on
@@ -191,7 +194,7 @@ struct bfs_core {
 	u64	nojournal_seq;
 	u64	clean_jseq;		/* journal_seq of the clean section read at open */
 
-	bfs_mutex commit_lock;
+	bfs_rwlock commit_lock;		/* writer-first; shared: parallel commits (doc/commit.md) */
 	bfs_mutex roots_lock;
 
 	/* checkpoints: one at a time; the writes run on their own thread */
@@ -375,7 +378,7 @@ int bfs_btree_descend_read(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsig
 void bfs_readahead_start(struct bfs_core *c);
 void bfs_readahead_stop(struct bfs_core *c);
 
-/* ---- update.c: writer paths (commit_lock held) ---- */
+/* ---- update.c: writer paths (commit_lock held exclusive) ---- */
 struct btree_path {
 	struct btree_node *n[BFS_BTREE_MAX_DEPTH];
 	u32	depth;			/* n[0] = leaf ... n[depth-1] = root */
@@ -390,6 +393,64 @@ int bfs_btree_apply_update(struct bfs_core *c, u8 id, const struct bfs_bkey *k, 
 			   bool *applied_any);
 /* leaf at path->n[0] is sparse: merge it with a sibling if they fit in one */
 int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos);
+
+/* keys back to back (u64s) */
+struct key_list {
+	u64	*buf;
+	size_t	used, cap;		/* u64s */
+};
+/* room for @u64s more */
+int bfs_key_list_reserve(struct key_list *l, size_t u64s);
+int bfs_key_list_add(struct key_list *l, const struct bfs_bkey *k);
+
+/*
+ * The leaves a parallel commit (commit_lock shared) holds, write-locked and
+ * referenced, in the order taken (update_par.c, doc/commit.md).
+ */
+#define LEAF_SET_MAX	16
+struct leaf_set {
+	struct btree_node *n[LEAF_SET_MAX];
+	size_t	bytes[LEAF_SET_MAX];	/* key bytes planned for each */
+	bool	changed[LEAF_SET_MAX];
+	u32	nr;
+	bool	locked;			/* false: only referenced (bfs_par_collect) */
+};
+/*
+ * index in @ls of the leaf covering @pos, locking it if new; -EAGAIN when
+ * it would have to wait out of order or the set is full
+ */
+int bfs_leaf_set_get(struct bfs_core *c, struct leaf_set *ls, u8 id, struct bfs_bpos pos, u32 *idx);
+/*
+ * The blind writes (into @out) that insert extent @k (or delete its range if
+ * it is a BFS_KEY_DELETED key with a size): existing extents overlapping
+ * [start, end) are trimmed, split or deleted, then @k itself is added.
+ * @ls: a parallel commit's leaves (each leaf read is locked into it), or
+ * NULL with commit_lock exclusive.
+ */
+int bfs_extent_ops(struct bfs_core *c, u8 id, const struct bfs_bkey *k, struct key_list *out,
+		   struct leaf_set *ls);
+
+/* a commit applied with commit_lock shared (update_par.c) */
+struct par_commit {
+	struct leaf_set ls;
+	struct key_list ops;		/* records: u64 header (btree id, leaf), then the key */
+	u32	extents_seen;		/* bit per btree id */
+	bool	sparse;			/* a leaf lost keys and may be merged */
+};
+/* first, for each update: reference the leaf it starts in, unlocked */
+int bfs_par_collect(struct bfs_core *c, struct par_commit *pc, u8 id, const struct bfs_bkey *k);
+/* then lock every leaf collected, in lock order */
+void bfs_par_lock_all(struct par_commit *pc);
+/* plan one update: lock any further leaves and record its blind writes; -EAGAIN: go exclusive */
+int bfs_par_plan(struct bfs_core *c, struct par_commit *pc, u8 id, const struct bfs_bkey *k);
+/* does every leaf have room for what was planned?  -EAGAIN if not */
+int bfs_par_check_room(struct bfs_core *c, struct par_commit *pc);
+/* insert the planned writes; @emit as for bfs_btree_apply_update */
+int bfs_par_apply(struct bfs_core *c, struct par_commit *pc, u64 jseq,
+		  int (*emit)(void *ctx, u8 id, const struct bfs_bkey *k), void *ctx,
+		  bool *applied_any);
+/* mark changed leaves dirty, unlock and release them */
+void bfs_par_end(struct bfs_core *c, struct par_commit *pc);
 
 /* ---- split.c ---- */
 /*
@@ -432,6 +493,8 @@ int bfs_core_check_writable(struct bfs_core *c);
 void bfs_core_set_fatal(struct bfs_core *c, int err, const char *what);
 /* reserve slots for a commit of @nr_updates; -ENOSPC */
 int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes);
+/* would bfs_core_reserve_nodes() have to checkpoint or fail?  (commit_lock shared is enough) */
+bool bfs_core_nodes_short(struct bfs_core *c, u32 nr_updates, bool only_deletes);
 /*
  * commit_lock held: if the journal or the dirty cache is filling up, take a
  * snapshot for the checkpoint thread, or wait for the one it is writing
@@ -450,6 +513,11 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 			   int (*load_roots)(struct bfs_core *c, const struct bfs_btree_ptr *roots,
 					     const bool *have),
 			   bool *replayed);
+
+static inline void bfs_commit_lock(struct bfs_core *c) { bfs_write_lock(&c->commit_lock); }
+/* parallel commits (update_par.c): the tree's shape stays as it is */
+static inline void bfs_commit_lock_shared(struct bfs_core *c) { bfs_read_lock(&c->commit_lock); }
+static inline void bfs_commit_unlock(struct bfs_core *c) { bfs_rwlock_unlock(&c->commit_lock); }
 
 /* written under commit_lock, read by any thread (writability checks) */
 static inline int core_fatal(const struct bfs_core *c)

@@ -531,14 +531,14 @@ int bfs_btree_rebuild(struct bfs_core *c, enum bfs_btree_id id,
 	report_scanned(&r, cands);
 	r.jseq = c->j ? bfs_journal_cur_seq(c->j) : 0;
 	if (apply)
-		bfs_mutex_lock(&c->commit_lock);
+		bfs_commit_lock(c);
 	ret = build(&r, cands, nr_cands);
 	if (apply) {
 		if (!ret)
 			c->trees[id].damaged = false;
 		else
 			bfs_core_set_fatal(c, ret, "btree rebuild failed");
-		bfs_mutex_unlock(&c->commit_lock);
+		bfs_commit_unlock(c);
 	}
 out:
 	bfs_free(r.src);

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * Transactions: a queue of updates to any btrees, applied by one writer at a
- * time and recorded in one journal entry.
+ * Transactions: a queue of updates to any btrees, applied atomically and
+ * recorded in one journal entry.
  *
- * Commit order: make room (checkpoint if the journal or dirty cache is
- * filling, reserve node slots so a split cannot hit -ENOSPC half-way), apply
- * the updates to the in-memory btrees while building the journal payload out
- * of the blind writes actually applied, then append that payload to the
- * journal.  Everything happens under commit_lock, so journal order equals
- * apply order and replay reproduces the same state.  A failure after the
+ * A commit first tries the parallel way (commit_lock shared, its leaves
+ * write-locked until its journal append: update_par.c, doc/commit.md).  If
+ * it needs more, the exclusive way: make room (checkpoint if the journal or
+ * dirty cache is filling, reserve node slots so a split cannot hit -ENOSPC
+ * half-way), apply the updates to the in-memory btrees while building the
+ * journal payload out of the blind writes actually applied, then append
+ * that payload to the journal.  Either way, commits that write one position
+ * append in the order they applied, so replay reproduces the same state.  A failure after the
  * first update was applied cannot be undone in memory: the core then goes
  * read-only (fatal) instead of diverging from the journal.
  */
@@ -195,11 +197,100 @@ static int journal_payload(struct bfs_core *c, struct jbuf *jb, u64 *seq)
 	return ret;
 }
 
+/* the open entry's seq: a lower bound of this commit's (see below) */
+static u64 open_seq(struct bfs_core *c)
+{
+	return c->j ? bfs_journal_cur_seq(c->j) : __atomic_load_n(&c->nojournal_seq, __ATOMIC_RELAXED) + 1;
+}
+
+static int journal_commit(struct bfs_core *c, struct jbuf *jb, u64 *seq)
+{
+	int ret = 0;
+
+	if (!jb->used)
+		return 0;
+	if (c->j)
+		ret = journal_payload(c, jb, seq);
+	else
+		*seq = __atomic_add_fetch(&c->nojournal_seq, 1, __ATOMIC_RELAXED);
+	/* the checkpoint thread takes its share off when it is done */
+	__atomic_fetch_add(&c->journal_bytes, jb->used * 8, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* merging is an optimisation: its errors don't fail the commit (commit_lock exclusive) */
+static void merge_sparse(struct bfs_core *c, const struct jbuf *jb)
+{
+	u32 i;
+
+	for (i = 0; i < jb->nr_merge; i++)
+		(void)bfs_btree_maybe_merge(c, jb->merge[i].id, jb->merge[i].pos);
+}
+
+static int par_each_update(struct bfs_trans *t, u32 nr, struct par_commit *pc,
+			   int (*fn)(struct bfs_core *c, struct par_commit *pc, u8 id,
+				     const struct bfs_bkey *k))
+{
+	size_t off = 0;
+	u32 i;
+	int ret = 0;
+
+	for (i = 0; i < nr && !ret; i++) {
+		const struct trans_update *u = (const void *)&t->buf[off];
+		const struct bfs_bkey *k = (const void *)&t->buf[off + 1];
+
+		ret = fn(t->c, pc, u->btree_id, k);
+		off += 1 + bfs_bkey_u64s(k);
+	}
+	return ret;
+}
+
+/*
+ * With commit_lock shared, next to other commits to other leaves
+ * (doc/commit.md); -EAGAIN, before anything was applied, when this one
+ * needs the exclusive way (a split, a checkpoint due, node slots short,
+ * leaves out of lock order).
+ */
+static int commit_parallel(struct bfs_trans *t, u32 nr, struct jbuf *jb, u64 *seq,
+			   bool *applied, bool *sparse)
+{
+	struct bfs_core *c = t->c;
+	struct par_commit pc = { 0 };
+	int ret = 0;
+
+	bfs_commit_lock_shared(c);
+	if (bfs_core_checkpoint_due(c) || bfs_core_nodes_short(c, nr, t->only_deletes))
+		ret = -EAGAIN;
+	ret = ret ?: par_each_update(t, nr, &pc, bfs_par_collect);
+	if (!ret)
+		bfs_par_lock_all(&pc);
+	ret = ret ?: par_each_update(t, nr, &pc, bfs_par_plan);
+	if (!ret)
+		ret = bfs_par_check_room(c, &pc);
+	if (!ret) {
+		bfs_committing = c;
+		/* appended with the leaves still locked: journal order is apply order per leaf */
+		ret = bfs_par_apply(c, &pc, open_seq(c), jbuf_emit, jb, applied) ?:
+			journal_commit(c, jb, seq);
+		bfs_committing = NULL;
+		if (ret && *applied)
+			bfs_core_set_fatal(c, ret, "commit failed after updating the in-memory btrees");
+		if (!ret) {
+			STAT_INC(c, commits);
+			STAT_INC(c, commits_parallel);
+		}
+	}
+	*sparse = pc.sparse;
+	bfs_par_end(c, &pc);
+	bfs_commit_unlock(c);
+	return ret;
+}
+
 int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 {
 	struct bfs_core *c = t->c;
 	struct jbuf jb = { .cur = SIZE_MAX };
-	bool applied = false;
+	bool applied = false, sparse = false;
 	u64 seq = 0, jseq;
 	size_t off;
 	u32 i, nr = t->nr;
@@ -224,7 +315,20 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 		ret = -E2BIG;
 		goto out_nolock;
 	}
-	bfs_mutex_lock(&c->commit_lock);
+	ret = commit_parallel(t, nr, &jb, &seq, &applied, &sparse);
+	if (ret != -EAGAIN) {
+		if (!ret && sparse) {
+			bfs_commit_lock(c);
+			merge_sparse(c, &jb);
+			bfs_commit_unlock(c);
+		}
+		goto out_nolock;
+	}
+	jb.used = 0;
+	jb.cur = SIZE_MAX;
+	jb.nr_merge = 0;
+
+	bfs_commit_lock(c);
 	ret = bfs_core_maybe_checkpoint(c);
 	if (!ret)
 		ret = bfs_core_reserve_nodes(c, nr, t->only_deletes);
@@ -237,7 +341,7 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 	 * snapshot closes the entry), so a node that replaced a sealed one
 	 * looks newer to a rebuild from a scan.
 	 */
-	jseq = c->j ? bfs_journal_cur_seq(c->j) : c->nojournal_seq + 1;
+	jseq = open_seq(c);
 
 	for (off = 0, i = 0; i < nr && !ret; i++) {
 		const struct trans_update *u = (const void *)&t->buf[off];
@@ -246,25 +350,17 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 		ret = bfs_btree_apply_update(c, u->btree_id, k, jseq, jbuf_emit, &jb, &applied);
 		off += 1 + bfs_bkey_u64s(k);
 	}
-	if (!ret && jb.used) {
-		if (c->j) {
-			ret = journal_payload(c, &jb, &seq);
-		} else
-			seq = ++c->nojournal_seq;
-		/* the checkpoint thread takes its share off when it is done */
-		__atomic_fetch_add(&c->journal_bytes, jb.used * 8, __ATOMIC_RELAXED);
-	}
+	if (!ret)
+		ret = journal_commit(c, &jb, &seq);
 	bfs_committing = NULL;
 	if (ret && applied)
 		bfs_core_set_fatal(c, ret, "commit failed after updating the in-memory btrees");
 	if (!ret) {
 		STAT_INC(c, commits);
-		/* merging is an optimisation: its errors don't fail the commit */
-		for (i = 0; i < jb.nr_merge; i++)
-			(void)bfs_btree_maybe_merge(c, jb.merge[i].id, jb.merge[i].pos);
+		merge_sparse(c, &jb);
 	}
 out:
-	bfs_mutex_unlock(&c->commit_lock);
+	bfs_commit_unlock(c);
 out_nolock:
 	bfs_free(jb.buf);
 	t->used = 0;

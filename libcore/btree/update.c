@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Writer side (commit_lock held): finding the path to a leaf, inserting one
+ * Writer side (commit_lock held exclusive): finding the path to a leaf, inserting one
  * key with splits as needed, merging sparse leaves, and turning an extent
  * insert into the blind writes that trim or split the extents it overlaps.
  *
@@ -168,17 +168,10 @@ int bfs_btree_maybe_merge(struct bfs_core *c, u8 id, struct bfs_bpos pos)
 
 /* ---- extents ---- */
 
-struct key_list {
-	u64	*buf;
-	size_t	used, cap;		/* u64s */
-};
-
-static int key_list_add(struct key_list *l, const struct bfs_bkey *k)
+int bfs_key_list_reserve(struct key_list *l, size_t u64s)
 {
-	size_t u = bfs_bkey_u64s(k);
-
-	if (l->used + u > l->cap) {
-		size_t cap = BFS_MAX(l->cap * 2, l->used + u + 64);
+	if (l->used + u64s > l->cap) {
+		size_t cap = BFS_MAX(l->cap * 2, l->used + u64s + 64);
 		u64 *b = bfs_realloc(l->buf, cap * 8);
 
 		if (!b)
@@ -186,6 +179,16 @@ static int key_list_add(struct key_list *l, const struct bfs_bkey *k)
 		l->buf = b;
 		l->cap = cap;
 	}
+	return 0;
+}
+
+int bfs_key_list_add(struct key_list *l, const struct bfs_bkey *k)
+{
+	size_t u = bfs_bkey_u64s(k);
+	int ret = bfs_key_list_reserve(l, u);
+
+	if (ret)
+		return ret;
 	memcpy(l->buf + l->used, k, u * 8);
 	l->used += u;
 	return 0;
@@ -206,17 +209,13 @@ static int add_piece(struct key_list *l, const struct bfs_bkey *x, u64 start, u6
 		ops->cut_front(k, start - xs);
 	k->offset = cpu_to_le64(end);
 	k->size = cpu_to_le32((u32)(end - start));
-	ret = key_list_add(l, k);
+	ret = bfs_key_list_add(l, k);
 	bfs_free(k);
 	return ret;
 }
 
-/*
- * The blind writes (into @out) that insert extent @k (or delete its range if
- * it is a BFS_KEY_DELETED key with a size): existing extents overlapping
- * [start, end) are trimmed, split or deleted, then @k itself is added.
- */
-static int extent_ops(struct bfs_core *c, u8 id, const struct bfs_bkey *k, struct key_list *out)
+int bfs_extent_ops(struct bfs_core *c, u8 id, const struct bfs_bkey *k, struct key_list *out,
+		   struct leaf_set *ls)
 {
 	u64 s = bfs_bkey_start(k), e = le64_to_cpu(k->offset);
 	u64 inode = le64_to_cpu(k->inode);
@@ -230,10 +229,20 @@ static int extent_ops(struct bfs_core *c, u8 id, const struct bfs_bkey *k, struc
 		struct btree_node *leaf;
 		u32 i;
 
-		ret = bfs_path_traverse(c, id, pos, &p);
-		if (ret)
-			return ret;
-		leaf = p.n[0];
+		if (ls) {
+			u32 li;
+
+			/* parallel commit: the leaf stays write-locked until the commit ends */
+			ret = bfs_leaf_set_get(c, ls, id, pos, &li);
+			if (ret)
+				return ret;
+			leaf = ls->n[li];
+		} else {
+			ret = bfs_path_traverse(c, id, pos, &p);
+			if (ret)
+				return ret;
+			leaf = p.n[0];
+		}
 		i = strict ? bfs_node_upper_bound(leaf, pos) : bfs_node_lower_bound(leaf, pos);
 		for (; i < leaf->nr && !ret; i++) {
 			const struct bfs_bkey *x = node_key(leaf, i);
@@ -257,7 +266,7 @@ static int extent_ops(struct bfs_core *c, u8 id, const struct bfs_bkey *k, struc
 				struct bfs_bkey w;
 
 				bfs_bkey_init(&w, BFS_KEY_DELETED, bfs_bkey_pos(x), 0);
-				ret = key_list_add(out, &w);
+				ret = bfs_key_list_add(out, &w);
 			}
 		}
 		if (!done && i >= leaf->nr && !bfs_bpos_eq(leaf->max, BFS_POS_MAX)) {
@@ -266,10 +275,11 @@ static int extent_ops(struct bfs_core *c, u8 id, const struct bfs_bkey *k, struc
 		} else {
 			done = true;
 		}
-		bfs_path_put(c, &p);
+		if (!ls)
+			bfs_path_put(c, &p);
 	}
 	if (!ret && !bfs_bkey_deleted(k))
-		ret = key_list_add(out, k);
+		ret = bfs_key_list_add(out, k);
 	return ret;
 }
 
@@ -293,7 +303,7 @@ int bfs_btree_apply_update(struct bfs_core *c, u8 id, const struct bfs_bkey *k, 
 		}
 		return ret;
 	}
-	ret = extent_ops(c, id, k, &l);
+	ret = bfs_extent_ops(c, id, k, &l, NULL);
 	for (off = 0; !ret && off < l.used; ) {
 		const struct bfs_bkey *op = (const struct bfs_bkey *)(l.buf + off);
 

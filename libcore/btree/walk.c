@@ -146,9 +146,9 @@ int bfs_btree_walk(struct bfs_core *c, enum bfs_btree_id id,
 		return -EINVAL;
 	if (!c->trees[id].node)
 		return -EUCLEAN;	/* a salvage open whose root is unreadable */
-	bfs_mutex_lock(&c->commit_lock);
+	bfs_commit_lock(c);
 	ret = walk_node(&w, c->trees[id].node);
-	bfs_mutex_unlock(&c->commit_lock);
+	bfs_commit_unlock(c);
 	return ret;
 }
 
@@ -203,9 +203,9 @@ int bfs_btree_walk_slots(struct bfs_core *c, enum bfs_btree_id id,
 		return -EINVAL;
 	if (!c->trees[id].node)
 		return -EUCLEAN;
-	bfs_mutex_lock(&c->commit_lock);
+	bfs_commit_lock(c);
 	ret = walk_slots(&w, c->trees[id].node);
-	bfs_mutex_unlock(&c->commit_lock);
+	bfs_commit_unlock(c);
 	return ret;
 }
 

@@ -223,9 +223,9 @@ int bfs_core_checkpoint(struct bfs_core *c)
 
 	if (ret)
 		return ret;
-	bfs_mutex_lock(&c->commit_lock);
+	bfs_commit_lock(c);
 	ret = bfs_core_checkpoint_locked(c);
-	bfs_mutex_unlock(&c->commit_lock);
+	bfs_commit_unlock(c);
 	return ret;
 }
 
@@ -284,7 +284,16 @@ static int ckpt_need(struct bfs_core *c)
 
 bool bfs_core_checkpoint_due(struct bfs_core *c)
 {
-	return !c->read_only && ckpt_need(c) > 0;
+	int need = c->read_only ? 0 : ckpt_need(c);
+	bool busy;
+
+	if (need != 1)
+		return need > 0;
+	/* one in progress and not falling behind: bfs_core_maybe_checkpoint() lets writers go on */
+	bfs_mutex_lock(&c->ck_lock);
+	busy = c->ck_busy;
+	bfs_mutex_unlock(&c->ck_lock);
+	return !busy;
 }
 
 int bfs_core_maybe_checkpoint(struct bfs_core *c)
@@ -325,7 +334,7 @@ int bfs_core_maybe_checkpoint(struct bfs_core *c)
 	return ret;
 }
 
-int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes)
+static u64 reserve_need(struct bfs_core *c, u32 nr_updates, bool only_deletes)
 {
 	u32 depth = 1, id;
 	u64 need;
@@ -337,6 +346,18 @@ int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes
 	/* keep some slots back for deletes, so a full filesystem can be emptied */
 	if (!only_deletes)
 		need += 4 * (depth + 1);
+	return need;
+}
+
+bool bfs_core_nodes_short(struct bfs_core *c, u32 nr_updates, bool only_deletes)
+{
+	return bfs_alloc_nr_free(c->alloc) < reserve_need(c, nr_updates, only_deletes);
+}
+
+int bfs_core_reserve_nodes(struct bfs_core *c, u32 nr_updates, bool only_deletes)
+{
+	u64 need = reserve_need(c, nr_updates, only_deletes);
+
 	if (bfs_alloc_nr_free(c->alloc) >= need)
 		return 0;
 	if (bfs_alloc_nr_pending(c->alloc)) {

@@ -333,7 +333,7 @@ static void core_free(struct bfs_core *c)
 	bfs_cache_exit(c);
 	bfs_alloc_exit(c->alloc);
 	bfs_sb_handle_release(&c->sbh);
-	bfs_mutex_destroy(&c->commit_lock);
+	bfs_rwlock_destroy(&c->commit_lock);
 	bfs_mutex_destroy(&c->roots_lock);
 	bfs_cond_destroy(&c->ck_wait);
 	bfs_mutex_destroy(&c->ck_lock);
@@ -357,7 +357,7 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 		return -ENOMEM;
 	c->dev = dev;
 	c->opts = opts ? *opts : defaults;
-	bfs_mutex_init(&c->commit_lock);
+	bfs_rwlock_init_writer_first(&c->commit_lock);
 	bfs_mutex_init(&c->roots_lock);
 	bfs_mutex_init(&c->ck_lock);
 	bfs_cond_init(&c->ck_wait);
@@ -497,9 +497,9 @@ int bfs_core_flush(struct bfs_core *c)
 		return bfs_core_checkpoint(c);
 	/* fsync: commit_lock only when a checkpoint is due (it snapshots, the thread writes) */
 	if (bfs_core_checkpoint_due(c)) {
-		bfs_mutex_lock(&c->commit_lock);
+		bfs_commit_lock(c);
 		ret = bfs_core_maybe_checkpoint(c);
-		bfs_mutex_unlock(&c->commit_lock);
+		bfs_commit_unlock(c);
 	}
 	return ret ?: bfs_journal_flush(c->j);
 }

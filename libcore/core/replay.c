@@ -267,9 +267,9 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 		ret = replay_space(c, &r);
 	if (!ret && r.entries) {
 		bfs_info("replaying %llu journal entries", (unsigned long long)r.entries);
-		bfs_mutex_lock(&c->commit_lock);
+		bfs_commit_lock(c);
 		ret = replay_apply(c, &r);
-		bfs_mutex_unlock(&c->commit_lock);
+		bfs_commit_unlock(c);
 		*replayed = true;
 	}
 	bfs_free(r.buf);

@@ -24,7 +24,7 @@ int bfs_core_sb_update(struct bfs_core *c, bfs_core_sb_fn fn, void *ctx)
 	next = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
 	if (!next)
 		return -ENOMEM;
-	bfs_mutex_lock(&c->commit_lock);
+	bfs_commit_lock(c);
 	ret = core_fatal(c);
 	if (!ret) {
 		memcpy(next, c->sbh.sb, BFS_SB_MAX_BYTES);
@@ -32,7 +32,7 @@ int bfs_core_sb_update(struct bfs_core *c, bfs_core_sb_fn fn, void *ctx)
 	}
 	if (!ret)
 		memcpy(c->sbh.sb, next, BFS_SB_MAX_BYTES);
-	bfs_mutex_unlock(&c->commit_lock);
+	bfs_commit_unlock(c);
 	bfs_free(next);
 	return ret;
 }

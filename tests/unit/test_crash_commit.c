@@ -10,7 +10,10 @@
  *
  * Transaction t (numbered when it begins, from one counter) inserts A(t)
  * and B(t), and may delete A(u) of an earlier transaction u of its own
- * thread.  In every crashed state, with S the set of transactions it holds
+ * thread.  Two runs: every thread writes the same two inodes (the same
+ * leaves, one commit at a time), or each thread its own two (spread: small
+ * nodes, so the threads commit to different leaves in parallel, with
+ * commit_lock shared, and split them under each other).  In every crashed state, with S the set of transactions it holds
  * (B(t) present <=> t in S):
  *   - durability: every t <= marks.f is in S (a flush returned after t's
  *     commit had returned), and nothing > marks.c is;
@@ -36,8 +39,7 @@
 #include <unistd.h>
 
 #define THREADS		3
-#define A_INODE		1000200		/* above the inodes mkfs makes */
-#define B_INODE		1000201
+#define A_INODE		1000200		/* above the inodes mkfs makes; B is A + 1 */
 #define VAL_U64S	3
 
 struct txn_rec {
@@ -57,7 +59,13 @@ struct run {
 	u32	max_txn;
 	struct txn_rec *t;	/* [1, max_txn] */
 	u64	seed;
+	bool	spread;		/* thread i writes inodes A + 2i and A + 2i + 1 */
 };
+
+static u64 key_inode(const struct run *r, unsigned thread, char which)
+{
+	return A_INODE + (r->spread ? 2 * thread : 0) + (which == 'B');
+}
 
 struct worker {
 	struct run *r;
@@ -114,11 +122,11 @@ static void *worker_fn(void *arg)
 
 		crash_mark(r->dev, 'c', t);
 		ck_assert_int_eq(bfs_trans_begin(r->c, &tr), 0);
-		put_key(tr, A_INODE, t, 'A');
-		put_key(tr, B_INODE, t, 'B');
+		put_key(tr, key_inode(r, w->idx, 'A'), t, 'A');
+		put_key(tr, key_inode(r, w->idx, 'B'), t, 'B');
 		if (del)
 			ck_assert_int_eq(bfs_trans_delete(tr, BFS_BTREE_INODES,
-							  BFS_POS(A_INODE, del, 0)), 0);
+							  BFS_POS(key_inode(r, w->idx, 'A'), del, 0)), 0);
 		ck_assert_int_eq(bfs_trans_commit(tr, NULL), 0);
 		bfs_trans_end(tr);
 		w->last = t;
@@ -172,9 +180,9 @@ struct seen {
 static int check_key(struct seen *s, const struct run *r, const struct bfs_bkey *k)
 {
 	u64 ino = le64_to_cpu(k->inode), t = le64_to_cpu(k->offset), want[VAL_U64S];
-	char which = ino == A_INODE ? 'A' : 'B';
+	char which = (ino - A_INODE) % 2 ? 'B' : 'A';
 
-	if (ino != A_INODE && ino != B_INODE)
+	if (ino < A_INODE || ino >= A_INODE + 2 * THREADS)
 		return 0;
 	if (!t || t > r->max_txn || k->type != BFS_KEY_COOKIE ||
 	    bfs_bkey_val_u64s(k) != VAL_U64S) {
@@ -273,12 +281,13 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 	return ok;
 }
 
-START_TEST(test_crash_concurrent_commits)
+static void run_concurrent(bool spread)
 {
 	u64 dev_bytes = crash_env_u64("BFS_CRASH_DEV_MB", 64) * MiB;
 	struct run r = {
-		.max_txn = (u32)crash_env_u64("BFS_CRASH_COMMIT_TXNS", 6000),
+		.max_txn = (u32)crash_env_u64("BFS_CRASH_COMMIT_TXNS", spread ? 4000 : 6000),
 		.seed = crash_env_u64("BFS_CRASH_SEED", 1),
+		.spread = spread,
 	};
 	struct worker w[THREADS];
 	bfs_thread tid[THREADS];
@@ -292,6 +301,9 @@ START_TEST(test_crash_concurrent_commits)
 
 	r.t = bfs_calloc(r.max_txn + 2, sizeof(*r.t));
 	bfs_mutex_init(&r.lock);
+	/* small nodes: each thread's keys span many leaves, which split as they fill */
+	if (spread)
+		fo.btree_node_size = 4096;
 	ck_assert_int_eq(bfs_dev_open_mem(dev_bytes, &r.dev), 0);
 	ck_assert_int_eq(bfs_sb_layout(&fo, dev_bytes, 512, sb, err), 0);
 	ck_assert_int_eq(bfs_mkfs(r.dev, sb), 0);
@@ -312,11 +324,19 @@ START_TEST(test_crash_concurrent_commits)
 	/* the point of the test: checkpoints ran while the committers went on */
 	ck_assert_msg(st.checkpoints_background >= 3, "only %llu background checkpoints",
 		      (unsigned long long)st.checkpoints_background);
+	/* and in the spread run, commits to different leaves went side by side, with splits */
+	if (spread)
+		ck_assert_msg(st.commits_parallel > r.max_txn / 2 && st.splits >= 10,
+			      "%llu of %u commits parallel, %llu splits",
+			      (unsigned long long)st.commits_parallel, r.max_txn,
+			      (unsigned long long)st.splits);
 
 	crash_build_states(logpath, base, r.seed ^ 0x7777, check_cb, &r, &res);
-	printf("crash-commit: %u transactions in %u threads, %llu background checkpoints, "
-	       "%zu log entries; %u crash states checked (%u flush points, %u random), "
-	       "%u failed\n", r.max_txn, THREADS, (unsigned long long)st.checkpoints_background,
+	printf("crash-commit%s: %u transactions in %u threads (%llu parallel, %llu splits), "
+	       "%llu background checkpoints, %zu log entries; %u crash states checked "
+	       "(%u flush points, %u random), %u failed\n", spread ? " (spread)" : "",
+	       r.max_txn, THREADS, (unsigned long long)st.commits_parallel,
+	       (unsigned long long)st.splits, (unsigned long long)st.checkpoints_background,
 	       res.log_entries, res.states, res.flush_states, res.random_states, res.failures);
 	ck_assert_msg(res.failures == 0, "%u of %u crash states failed", res.failures, res.states);
 
@@ -328,6 +348,17 @@ START_TEST(test_crash_concurrent_commits)
 	bfs_dev_close(base);
 	bfs_dev_close(r.dev);
 }
+
+START_TEST(test_crash_concurrent_commits)
+{
+	run_concurrent(false);
+}
+END_TEST
+
+START_TEST(test_crash_parallel_leaves)
+{
+	run_concurrent(true);
+}
 END_TEST
 
 static Suite *crash_commit_suite(void)
@@ -337,6 +368,7 @@ static Suite *crash_commit_suite(void)
 
 	tcase_set_timeout(tc, 1800);
 	tcase_add_test(tc, test_crash_concurrent_commits);
+	tcase_add_test(tc, test_crash_parallel_leaves);
 	suite_add_tcase(s, tc);
 	return s;
 }
