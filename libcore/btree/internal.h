@@ -376,6 +376,8 @@ void bfs_cache_exit(struct bfs_core *c);
 /* node_buf.c: a node_size buffer for node data (from the pool once set up), NULL */
 u8 *bfs_node_buf_get(struct bfs_core *c);
 void bfs_node_buf_put(struct bfs_core *c, u8 *buf);
+/* the pages of @buf past its first @used bytes go back (nothing reads them before a write) */
+void bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used);
 void bfs_node_bufs_init(struct bfs_core *c, u64 budget);
 void bfs_node_bufs_exit(struct bfs_core *c);
 /* referenced node for child pointer @k (read if needed) */

@@ -6,6 +6,10 @@
  * handed back to the kernel page by page (bfs_mem_release), so the memory
  * resident for node buffers tracks the budget.  See struct node_bufs.
  *
+ * A node read from disk is followed by nothing but its next bsets, written
+ * later: the pages past its last bset can go back at once
+ * (bfs_node_buf_trim), so that a small root holds a few pages, not a node.
+ *
  * Buffers asked for before the pool is set up (or for a core whose cache
  * never was) come from bfs_aligned_alloc(); bfs_node_buf_put() tells the
  * two apart by address.
@@ -116,6 +120,21 @@ void bfs_node_buf_put(struct bfs_core *c, u8 *buf)
 		b->cold[b->nr_cold++] = buf;
 	}
 	bfs_mutex_unlock(&b->lock);
+}
+
+void bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used)
+{
+	struct node_bufs *b = &c->cache.bufs;
+	size_t keep = BFS_ROUND_UP(used, (size_t)4096);
+	bool pooled;
+
+	if (!b->ok || keep >= b->node_size)
+		return;
+	bfs_mutex_lock(&b->lock);
+	pooled = in_pool(b, buf);
+	bfs_mutex_unlock(&b->lock);
+	if (pooled)
+		bfs_mem_release(buf + keep, b->node_size - keep);
 }
 
 void bfs_node_bufs_exit(struct bfs_core *c)
