@@ -22,15 +22,21 @@
  */
 #define NAME_SCAN_MAX	(32ULL << 20)
 
-struct fsck_dir *fsck_dir(const struct fs_check *fc, size_t idx)
+struct fsck_dir *fsck_dir(struct fs_check *fc, size_t idx)
 {
-	size_t lo = 0, hi = fc->nr_dirs;
+	size_t lo = 0, hi = fc->nr_dirs, h = fc->dir_hint;
 
+	if (h < fc->nr_dirs && fc->dirs[h].idx == idx)
+		return &fc->dirs[h];
+	if (h + 1 < fc->nr_dirs && fc->dirs[h + 1].idx == idx)
+		return &fc->dirs[++fc->dir_hint];
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (fc->dirs[mid].idx == idx)
+		if (fc->dirs[mid].idx == idx) {
+			fc->dir_hint = mid;
 			return &fc->dirs[mid];
+		}
 		if (fc->dirs[mid].idx < idx)
 			lo = mid + 1;
 		else
@@ -39,7 +45,7 @@ struct fsck_dir *fsck_dir(const struct fs_check *fc, size_t idx)
 	return NULL;
 }
 
-struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino)
+struct fsck_dir *fsck_find_dir(struct fs_check *fc, u64 ino)
 {
 	size_t idx;
 

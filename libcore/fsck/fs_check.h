@@ -59,6 +59,7 @@ struct fs_check {
 	size_t	nr, cap;	/* indices in use, allocated */
 	struct fsck_dir *dirs;
 	size_t	nr_dirs, cap_dirs;
+	size_t	dir_hint;	/* the record found last: sweeps ask for it again, or the next */
 	char	*names;		/* directories' entry names, not NUL-terminated */
 	size_t	names_len, names_cap;
 	u64	lf_ino;		/* /lost+found, once known to be a directory; 0: none */
@@ -81,10 +82,10 @@ static inline u32 fsck_type(const struct fs_check *fc, size_t idx)
 }
 
 /* the directory record of the directory at @idx (one must exist) */
-struct fsck_dir *fsck_dir(const struct fs_check *fc, size_t idx);
+struct fsck_dir *fsck_dir(struct fs_check *fc, size_t idx);
 
 /* the directory record of directory @ino, NULL if @ino is not a known directory */
-struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino);
+struct fsck_dir *fsck_find_dir(struct fs_check *fc, u64 ino);
 
 /* add inode @ino of @mode (no entries yet) at the next index, stored in *idx */
 int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *idx);
