@@ -16,6 +16,18 @@
  */
 #include "internal.h"
 
+/* under AddressSanitizer node buffers stay on the heap, where overruns are caught */
+#if defined(__SANITIZE_ADDRESS__)
+#define POOL_ON	0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define POOL_ON	0
+#endif
+#endif
+#ifndef POOL_ON
+#define POOL_ON	1
+#endif
+
 #define FIRST_SLAB_SLOTS	16
 /* free slots kept warm above the budget: a miss that evicts reuses one */
 #define WARM_SLACK		2
@@ -24,7 +36,7 @@ void bfs_node_bufs_init(struct bfs_core *c, u64 budget)
 {
 	struct node_bufs *b = &c->cache.bufs;
 
-	*b = (struct node_bufs){ .node_size = c->node_size, .ok = c->node_size != 0 };
+	*b = (struct node_bufs){ .node_size = c->node_size, .ok = POOL_ON && c->node_size };
 	b->max_warm = (size_t)(budget / BFS_MAX(c->node_size, 1u)) + WARM_SLACK;
 	bfs_mutex_init(&b->lock);
 }
@@ -107,11 +119,16 @@ void bfs_node_buf_put(struct bfs_core *c, u8 *buf)
 
 	if (!buf)
 		return;
-	if (!b->ok || !in_pool(b, buf)) {
+	if (!b->ok) {
 		bfs_free(buf);
 		return;
 	}
 	bfs_mutex_lock(&b->lock);
+	if (!in_pool(b, buf)) {
+		bfs_mutex_unlock(&b->lock);
+		bfs_free(buf);
+		return;
+	}
 	b->out--;
 	if (b->out + b->nr_warm < b->max_warm) {
 		b->warm[b->nr_warm++] = buf;
