@@ -71,6 +71,9 @@ int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
 
 	if (fsck_find(fc, ino, &idx))
 		return -EEXIST;
+	/* directory records hold a u32 index (32 bytes a record, not 40) */
+	if (S_ISDIR(mode) && fc->nr > UINT32_MAX)
+		return -EOVERFLOW;
 	if (fc->nr == fc->cap) {
 		/* large arrays grow by mremap: the part not yet used costs no memory */
 		size_t cap = fc->cap ? fc->cap * 2 : 4096;
@@ -93,7 +96,7 @@ int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
 	fc->flags[idx] = (u8)((mode & S_IFMT) >> 12);
 	/* indices only grow: appending keeps dirs[] sorted by index */
 	if (S_ISDIR(mode))
-		fc->dirs[fc->nr_dirs++] = (struct fsck_dir){ .idx = idx, .ino = ino };
+		fc->dirs[fc->nr_dirs++] = (struct fsck_dir){ .idx = (u32)idx, .ino = ino };
 	if (out)
 		*out = idx;
 	return 0;

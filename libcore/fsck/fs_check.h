@@ -41,9 +41,9 @@
 #define FSCK_LINKS_BIG	7U
 
 struct fsck_dir {
-	size_t	idx;		/* its index: dirs[] is sorted by it */
 	u64	ino;
 	u64	entry_dir;	/* the directory holding its first entry; 0: none */
+	u32	idx;		/* its index: dirs[] is sorted by it */
 	u32	subdirs;	/* entries in it naming a directory */
 	u32	name_off;	/* that first entry's name in fs_check.names */
 	u8	name_len;
