@@ -44,7 +44,14 @@ static inline void *bfs_map_anon(size_t n)
 
 	return p == MAP_FAILED ? NULL : p;
 }
-static inline void bfs_unmap(void *p, size_t n) { munmap(p, n); }
+static inline void bfs_unmap(void *p, size_t n) { if (p) munmap(p, n); }
+/* grow or shrink a bfs_map_anon() mapping of @old bytes, moving its pages, not copying */
+static inline void *bfs_remap(void *p, size_t old, size_t n)
+{
+	void *q = mremap(p, old, n, MREMAP_MAYMOVE);
+
+	return q == MAP_FAILED ? NULL : q;
+}
 static inline void bfs_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
 
 /* ---- time ---- */

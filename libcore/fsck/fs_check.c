@@ -54,9 +54,15 @@ struct fsck_dir *fsck_find_dir(struct fs_check *fc, u64 ino)
 	return fsck_dir(fc, idx);
 }
 
-static int grow(void **p, size_t size, size_t cap)
+/*
+ * The per-inode and per-directory arrays are mappings of their own: grown
+ * by moving pages, the part not used yet costs nothing.  From malloc they
+ * could land in the heap (glibc raises its mmap threshold after frees) and
+ * each growth left the old copy's pages behind (10M inodes: 2 MB).
+ */
+static int grow(void **p, size_t size, size_t old_cap, size_t cap)
 {
-	void *n = bfs_realloc(*p, cap * size);
+	void *n = *p ? bfs_remap(*p, old_cap * size, cap * size) : bfs_map_anon(cap * size);
 
 	if (!n)
 		return -ENOMEM;
@@ -75,17 +81,16 @@ int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
 	if (S_ISDIR(mode) && fc->nr > UINT32_MAX)
 		return -EOVERFLOW;
 	if (fc->nr == fc->cap) {
-		/* large arrays grow by mremap: the part not yet used costs no memory */
 		size_t cap = fc->cap ? fc->cap * 2 : 4096;
 
-		if ((ret = grow((void **)&fc->flags, sizeof(*fc->flags), cap)))
+		if ((ret = grow((void **)&fc->flags, sizeof(*fc->flags), fc->cap, cap)))
 			return ret;
 		fc->cap = cap;
 	}
 	if (S_ISDIR(mode) && fc->nr_dirs == fc->cap_dirs) {
 		size_t cap = fc->cap_dirs ? fc->cap_dirs * 2 : 256;
 
-		if ((ret = grow((void **)&fc->dirs, sizeof(*fc->dirs), cap)))
+		if ((ret = grow((void **)&fc->dirs, sizeof(*fc->dirs), fc->cap_dirs, cap)))
 			return ret;
 		fc->cap_dirs = cap;
 	}
@@ -347,10 +352,14 @@ u32 fsck_stored_mode(struct fs_check *fc, u64 ino)
 void fsck_fs_check_free(struct fs_check *fc)
 {
 	ino_set_free(&fc->set);
-	bfs_free(fc->flags);
+	bfs_unmap(fc->flags, fc->cap * sizeof(*fc->flags));
 	link_table_free(&fc->big);
-	bfs_free(fc->dirs);
+	bfs_unmap(fc->dirs, fc->cap_dirs * sizeof(*fc->dirs));
 	bfs_free(fc->names);
+	fc->flags = NULL;
+	fc->dirs = NULL;
+	fc->names = NULL;
+	fc->cap = fc->nr = fc->cap_dirs = fc->nr_dirs = 0;
 }
 
 void fsck_sweep_progress(struct fs_check *fc, u64 ino)
