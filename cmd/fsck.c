@@ -26,9 +26,13 @@
 #include "fsck_json.h"
 #include "progress.h"
 
-/* well under a mount's: fsck reads each node about once, so a big cache buys little */
-#define FSCK_DEFAULT_CACHE	(8ull << 20)
-#define FSCK_MIN_CACHE		(4ull << 20)
+/*
+ * Enough for what fsck's sweeps keep at once (doc/fsck.md): the roots, and
+ * for two btrees swept side by side a path and the 4 leaves read ahead,
+ * about 16 nodes of 256 KiB; a larger cache only saves the few re-reads
+ */
+#define FSCK_DEFAULT_CACHE	(4ull << 20)
+#define FSCK_MIN_CACHE		(256ull << 10)
 
 enum { OPT_LIST = BFS_OPT_LONG, OPT_JSON, OPT_CACHE };
 
@@ -45,7 +49,7 @@ static const struct bfs_opt fsck_opts[] = {
 		"\"pass current max device\" lines (as e2fsck, for fsck(8))"),
 	BFS_OPT("json", 0, OPT_JSON, NULL,
 		"print a JSON summary on stdout (the report goes to stderr)"),
-	BFS_OPT("cache-size", 0, OPT_CACHE, "SIZE", "btree node cache (default 8M, at least 4M)"),
+	BFS_OPT("cache-size", 0, OPT_CACHE, "SIZE", "btree node cache (default 4M, at least 256K)"),
 	BFS_OPT("version", 'V', 0, NULL, "print the version and exit"),
 	BFS_OPT("list-problems", 0, OPT_LIST, NULL,
 		"list every problem fsck knows (name, flags, message)"),
@@ -441,7 +445,7 @@ static int parse_args(struct fsck_cmd *fc, int argc, char **argv)
 		case OPT_CACHE:
 			if (bfs_parse_size(optarg, &fc->f.cache_bytes) ||
 			    fc->f.cache_bytes < FSCK_MIN_CACHE) {
-				bfs_cmd_usage_error(fc->cmd, "bad --cache-size '%s' (at least 4M)", optarg);
+				bfs_cmd_usage_error(fc->cmd, "bad --cache-size '%s' (at least 256K)", optarg);
 				return BFS_FSCK_USAGE;
 			}
 			break;

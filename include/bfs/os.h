@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -29,6 +30,29 @@ static inline void *bfs_aligned_alloc(size_t align, size_t n)
 
 	return posix_memalign(&p, align, n) ? NULL : p;
 }
+
+/*
+ * Anonymous memory straight from the kernel, page-aligned and zero on first
+ * touch (pools whose pages must go back to the system exactly); NULL on
+ * failure.  bfs_mem_release() drops the pages of [p, p+n) but keeps the
+ * mapping: the next touch gets zeroed pages.
+ */
+static inline void *bfs_map_anon(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+static inline void bfs_unmap(void *p, size_t n) { if (p) munmap(p, n); }
+/* grow or shrink a bfs_map_anon() mapping of @old bytes, moving its pages, not copying */
+static inline void *bfs_remap(void *p, size_t old, size_t n)
+{
+	void *q = mremap(p, old, n, MREMAP_MAYMOVE);
+
+	return q == MAP_FAILED ? NULL : q;
+}
+static inline void bfs_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
 
 /* ---- time ---- */
 static inline u64 bfs_clock_ns(int clock)

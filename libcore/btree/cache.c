@@ -35,8 +35,7 @@ int bfs_cache_init(struct bfs_core *c, u64 budget)
 	bc->lru.lru_next = bc->lru.lru_prev = &bc->lru;
 	bfs_mutex_init(&bc->lock);
 	bfs_cond_init(&bc->wait);
-	bfs_mutex_init(&bc->pool_lock);
-	bc->pool_ok = true;
+	bfs_node_bufs_init(c, budget);
 	return 0;
 }
 
@@ -100,10 +99,7 @@ void bfs_cache_exit(struct bfs_core *c)
 			free_locked(c, bc->table[i]);
 	bfs_free(bc->table);
 	bc->table = NULL;
-	bc->pool_ok = false;
-	while (bc->nr_pool)
-		bfs_free(bc->pool[--bc->nr_pool]);
-	bfs_mutex_destroy(&bc->pool_lock);
+	bfs_node_bufs_exit(c);
 	bfs_cond_destroy(&bc->wait);
 	bfs_mutex_destroy(&bc->lock);
 }
@@ -262,6 +258,14 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	if (ret) {
 		free_locked(c, n);
 	} else {
+		/*
+		 * Roots and interior nodes stay long: their unused tails go back.
+		 * Not a leaf's: its buffer is soon reused, and refaulting the
+		 * pages on each read cost more CPU (a fifth of fsck's) than the
+		 * memory was worth.
+		 */
+		if (n->level || (bfs_bpos_eq(n->min, BFS_POS_MIN) && bfs_bpos_eq(n->max, BFS_POS_MAX)))
+			bfs_node_buf_trim(c, n->data, n->written);
 		n->mem = bfs_node_mem(c, n);
 		bc->bytes += n->mem;
 		if (n->torn && !c->read_only) {

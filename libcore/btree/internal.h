@@ -123,6 +123,30 @@ struct btree_node {
 	bool	on_lru;
 };
 
+/*
+ * Node buffers (node_buf.c): node_size slots carved from mmap'd slabs, so
+ * that a freed buffer's pages can go back to the system exactly.  Free slots
+ * are warm (pages resident: reused without page faults) while the resident
+ * ones stay within the cache budget, cold (released) past it.
+ */
+struct node_slab {
+	u8	*base;
+	size_t	slots;
+};
+
+struct node_bufs {
+	bfs_mutex lock;
+	bool	ok;			/* initialised (bfs_cache_init) */
+	size_t	node_size;
+	size_t	max_warm;		/* out + warm slots allowed resident */
+	struct node_slab slab[40];	/* each twice the previous one's slots */
+	u32	nr_slab;
+	size_t	carved;			/* slots of the last slab handed out so far */
+	size_t	out;			/* slots in use */
+	u8	**warm, **cold;		/* free slots, stacks of nr_warm, nr_cold */
+	size_t	nr_warm, nr_cold, cap_free;
+};
+
 struct btree_cache {
 	bfs_mutex lock;
 	bfs_cond wait;			/* a node finished loading */
@@ -134,11 +158,7 @@ struct btree_cache {
 	u64	nr_dirty;
 	u64	dirty_bytes;
 	struct btree_node lru;		/* list head: lru.lru_next = most recent */
-	/* freed node buffers kept for reuse: no page faults per node read */
-	bfs_mutex pool_lock;
-	bool	pool_ok;
-	u32	nr_pool;
-	u8	*pool[32];
+	struct node_bufs bufs;
 };
 
 struct btree_root {
@@ -356,6 +376,13 @@ int bfs_node_write_io(struct bfs_core *c, struct btree_node *n, const struct nod
 /* ---- cache.c ---- */
 int bfs_cache_init(struct bfs_core *c, u64 budget);
 void bfs_cache_exit(struct bfs_core *c);
+/* node_buf.c: a node_size buffer for node data (from the pool once set up), NULL */
+u8 *bfs_node_buf_get(struct bfs_core *c);
+void bfs_node_buf_put(struct bfs_core *c, u8 *buf);
+/* the pages of @buf past its first @used bytes go back (nothing reads them before a write) */
+void bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used);
+void bfs_node_bufs_init(struct bfs_core *c, u64 budget);
+void bfs_node_bufs_exit(struct bfs_core *c);
 /* referenced node for child pointer @k (read if needed) */
 int bfs_cache_get(struct bfs_core *c, u8 btree_id, const struct bfs_bkey *ptr,
 		  struct btree_node **out);

@@ -13,35 +13,6 @@
 
 #include "internal.h"
 
-static u8 *buf_take(struct bfs_core *c)
-{
-	struct btree_cache *bc = &c->cache;
-	u8 *buf = NULL;
-
-	if (!bc->pool_ok)
-		return NULL;
-	bfs_mutex_lock(&bc->pool_lock);
-	if (bc->nr_pool)
-		buf = bc->pool[--bc->nr_pool];
-	bfs_mutex_unlock(&bc->pool_lock);
-	return buf;
-}
-
-static void buf_give(struct bfs_core *c, u8 *buf)
-{
-	struct btree_cache *bc = &c->cache;
-
-	if (bc->pool_ok) {
-		bfs_mutex_lock(&bc->pool_lock);
-		if (bc->nr_pool < ARRAY_SIZE(bc->pool)) {
-			bc->pool[bc->nr_pool++] = buf;
-			buf = NULL;
-		}
-		bfs_mutex_unlock(&bc->pool_lock);
-	}
-	bfs_free(buf);
-}
-
 struct btree_node *bfs_node_alloc(struct bfs_core *c)
 {
 	struct btree_node *n = bfs_zalloc(sizeof(*n));
@@ -53,9 +24,7 @@ struct btree_node *bfs_node_alloc(struct bfs_core *c)
 	 * from scratch (node_write builds header, bsets and padding), and
 	 * nothing reads past what was read or written.
 	 */
-	n->data = buf_take(c);
-	if (!n->data)
-		n->data = bfs_aligned_alloc(4096, c->node_size);
+	n->data = bfs_node_buf_get(c);
 	if (!n->data) {
 		bfs_free(n);
 		return NULL;
@@ -69,7 +38,7 @@ void bfs_node_free(struct bfs_core *c, struct btree_node *n)
 	if (!n)
 		return;
 	bfs_rwlock_destroy(&n->lock);
-	buf_give(c, n->data);
+	bfs_node_buf_put(c, n->data);
 	bfs_node_free_pending(n);
 	bfs_node_keys_free(n);
 	bfs_free(n);

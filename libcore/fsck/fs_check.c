@@ -15,13 +15,37 @@
 /* deeper than this, a path is shown from an "<inode N>" in the middle */
 #define PATH_DEPTH_MAX	256
 /*
- * Entries read, in all, to find the names of files for paths: many problems
- * in one huge directory would read it once each.  Past this, files are
- * shown as "<inode N>" (a few seconds of reading).
+ * Entries read, in all, to find the names of files for paths: where a file
+ * is named is not kept (fs_check.h), so each path of a file searches the
+ * entries, and many problems in a huge tree would read it once each.  Past
+ * this, files are shown as "<inode N>" (a few seconds of reading).
  */
 #define NAME_SCAN_MAX	(32ULL << 20)
 
-struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino)
+struct fsck_dir *fsck_dir(struct fs_check *fc, size_t idx)
+{
+	size_t lo = 0, hi = fc->nr_dirs, h = fc->dir_hint;
+
+	if (h < fc->nr_dirs && fc->dirs[h].idx == idx)
+		return &fc->dirs[h];
+	if (h + 1 < fc->nr_dirs && fc->dirs[h + 1].idx == idx)
+		return &fc->dirs[++fc->dir_hint];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (fc->dirs[mid].idx == idx) {
+			fc->dir_hint = mid;
+			return &fc->dirs[mid];
+		}
+		if (fc->dirs[mid].idx < idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct fsck_dir *fsck_find_dir(struct fs_check *fc, u64 ino)
 {
 	size_t idx;
 
@@ -30,9 +54,15 @@ struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino)
 	return fsck_dir(fc, idx);
 }
 
-static int grow(void **p, size_t size, size_t cap)
+/*
+ * The per-inode and per-directory arrays are mappings of their own: grown
+ * by moving pages, the part not used yet costs nothing.  From malloc they
+ * could land in the heap (glibc raises its mmap threshold after frees) and
+ * each growth left the old copy's pages behind (10M inodes: 2 MB).
+ */
+static int grow(void **p, size_t size, size_t old_cap, size_t cap)
 {
-	void *n = bfs_realloc(*p, cap * size);
+	void *n = *p ? bfs_remap(*p, old_cap * size, cap * size) : bfs_map_anon(cap * size);
 
 	if (!n)
 		return -ENOMEM;
@@ -47,20 +77,20 @@ int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
 
 	if (fsck_find(fc, ino, &idx))
 		return -EEXIST;
+	/* directory records hold a u32 index (32 bytes a record, not 40) */
+	if (S_ISDIR(mode) && fc->nr > UINT32_MAX)
+		return -EOVERFLOW;
 	if (fc->nr == fc->cap) {
-		/* large arrays grow by mremap: the part not yet used costs no memory */
 		size_t cap = fc->cap ? fc->cap * 2 : 4096;
 
-		if ((ret = grow((void **)&fc->flags, sizeof(*fc->flags), cap)) ||
-		    (ret = grow((void **)&fc->links, sizeof(*fc->links), cap)) ||
-		    (ret = grow((void **)&fc->aux, sizeof(*fc->aux), cap)))
+		if ((ret = grow((void **)&fc->flags, sizeof(*fc->flags), fc->cap, cap)))
 			return ret;
 		fc->cap = cap;
 	}
 	if (S_ISDIR(mode) && fc->nr_dirs == fc->cap_dirs) {
 		size_t cap = fc->cap_dirs ? fc->cap_dirs * 2 : 256;
 
-		if ((ret = grow((void **)&fc->dirs, sizeof(*fc->dirs), cap)))
+		if ((ret = grow((void **)&fc->dirs, sizeof(*fc->dirs), fc->cap_dirs, cap)))
 			return ret;
 		fc->cap_dirs = cap;
 	}
@@ -69,12 +99,9 @@ int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
 		return ret;
 	fc->nr++;
 	fc->flags[idx] = (u8)((mode & S_IFMT) >> 12);
-	fc->links[idx] = 0;
-	fc->aux[idx] = 0;
-	if (S_ISDIR(mode)) {
-		fc->aux[idx] = (u32)fc->nr_dirs;
-		fc->dirs[fc->nr_dirs++] = (struct fsck_dir){ .ino = ino };
-	}
+	/* indices only grow: appending keeps dirs[] sorted by index */
+	if (S_ISDIR(mode))
+		fc->dirs[fc->nr_dirs++] = (struct fsck_dir){ .idx = (u32)idx, .ino = ino };
 	if (out)
 		*out = idx;
 	return 0;
@@ -102,117 +129,94 @@ int fsck_set_name(struct fs_check *fc, struct fsck_dir *d, u64 dir, const char *
 	return 0;
 }
 
-static struct fsck_big_links *big_find(const struct fs_check *fc, size_t idx)
+static u32 links_inline(const struct fs_check *fc, size_t idx)
 {
-	size_t lo = 0, hi = fc->nr_big;
+	return fc->flags[idx] >> FSCK_I_LINKS_SHIFT;
+}
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (fc->big[mid].idx == idx)
-			return &fc->big[mid];
-		if (fc->big[mid].idx < idx)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+static void set_links_inline(struct fs_check *fc, size_t idx, u32 links)
+{
+	fc->flags[idx] = (u8)((fc->flags[idx] & ((1U << FSCK_I_LINKS_SHIFT) - 1)) |
+			      (links << FSCK_I_LINKS_SHIFT));
 }
 
 u32 fsck_links(const struct fs_check *fc, size_t idx)
 {
-	const struct fsck_big_links *b;
+	u32 n = links_inline(fc, idx);
 
-	if (fc->links[idx] < FSCK_LINKS_BIG)
-		return fc->links[idx];
-	b = big_find(fc, idx);
-	return b ? b->links : FSCK_LINKS_BIG;
+	return n < FSCK_LINKS_BIG ? n : link_table_get(&fc->big, idx);
 }
 
 /* one more entry names the inode at @idx; -ENOMEM */
 static int links_inc(struct fs_check *fc, size_t idx)
 {
-	struct fsck_big_links *b;
-	size_t pos;
+	u32 n = links_inline(fc, idx);
+	int ret;
 
-	if (fc->links[idx] < FSCK_LINKS_BIG - 1) {
-		fc->links[idx]++;
+	if (n + 1 < FSCK_LINKS_BIG) {
+		set_links_inline(fc, idx, n + 1);
 		return 0;
 	}
-	if (fc->links[idx] == FSCK_LINKS_BIG && (b = big_find(fc, idx))) {
-		if (b->links < UINT32_MAX)
-			b->links++;
-		return 0;
-	}
-	/* the count reaches FSCK_LINKS_BIG: from now on in big[] (hard links are few) */
-	if (fc->nr_big == fc->cap_big) {
-		size_t cap = fc->cap_big * 2 + 16;
-		int ret = grow((void **)&fc->big, sizeof(*fc->big), cap);
-
-		if (ret)
-			return ret;
-		fc->cap_big = cap;
-	}
-	for (pos = fc->nr_big; pos && fc->big[pos - 1].idx > idx; pos--)
-		fc->big[pos] = fc->big[pos - 1];
-	fc->big[pos] = (struct fsck_big_links){ .idx = idx, .links = FSCK_LINKS_BIG };
-	fc->nr_big++;
-	fc->links[idx] = FSCK_LINKS_BIG;
-	return 0;
+	n = n < FSCK_LINKS_BIG ? n : link_table_get(&fc->big, idx);
+	/* from FSCK_LINKS_BIG on, and for good, the count is in the table */
+	ret = link_table_set(&fc->big, idx, n < UINT32_MAX ? n + 1 : n);
+	if (!ret)
+		set_links_inline(fc, idx, FSCK_LINKS_BIG);
+	return ret;
 }
 
 void fsck_links_dec(struct fs_check *fc, size_t idx)
 {
-	struct fsck_big_links *b = fc->links[idx] == FSCK_LINKS_BIG ? big_find(fc, idx) : NULL;
+	u32 n = links_inline(fc, idx);
 
-	if (b && b->links > FSCK_LINKS_BIG)
-		b->links--;
-	else if (b) {
-		memmove(b, b + 1, (size_t)(fc->big + fc->nr_big - (b + 1)) * sizeof(*b));
-		fc->nr_big--;
-		fc->links[idx]--;
-	} else if (fc->links[idx])
-		fc->links[idx]--;
+	if (n == FSCK_LINKS_BIG) {
+		n = link_table_get(&fc->big, idx);
+		/* cannot fail: the slot exists */
+		(void)link_table_set(&fc->big, idx, n ? n - 1 : 0);
+	} else if (n) {
+		set_links_inline(fc, idx, n - 1);
+	}
 }
 
 int fsck_count_entry(struct fs_check *fc, struct fsck_dir *dir, size_t idx, u64 ino,
 		     const char *name, size_t len)
 {
-	bool first = !fc->links[idx];
+	bool first = !fsck_links(fc, idx);
 	int ret = links_inc(fc, idx);
 
 	(void)ino;
-	if (ret)
+	if (ret || !S_ISDIR(fsck_type(fc, idx)))
 		return ret;
-	if (!S_ISDIR(fsck_type(fc, idx))) {
-		if (first)
-			fc->aux[idx] = (u32)(dir - fc->dirs) + 1;
-		return 0;
-	}
 	dir->subdirs++;
 	/* the first entry names it in messages (and is where ".." should point) */
 	return first ? fsck_set_name(fc, fsck_dir(fc, idx), dir->ino, name, len) : 0;
 }
 
-/* the name of an entry in directory @dir naming @ino, into @name; 0 if there is none */
-static size_t entry_name(struct fs_check *fc, u64 dir, u64 ino, char *name)
+/*
+ * The first entry (in key order, the order pass 2 counted them in) of a
+ * known directory naming @ino: its name into @name, its directory into
+ * *dir; 0 if there is none
+ */
+static size_t entry_name(struct fs_check *fc, u64 ino, u64 *dir, char *name)
 {
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
 	size_t len = 0;
 	int ret;
 
-	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_DIRENTS, BFS_POS(dir, 0, 0), 0);
-	for (ret = bfs_btree_iter_peek(&it, &k); !ret && le64_to_cpu(k->inode) == dir &&
-	     fc->name_scan < NAME_SCAN_MAX; ret = bfs_btree_iter_next(&it, &k)) {
+	bfs_btree_iter_init(&it, fc->c, BFS_BTREE_DIRENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	for (ret = bfs_btree_iter_peek(&it, &k); !ret && fc->name_scan < NAME_SCAN_MAX;
+	     ret = bfs_btree_iter_next(&it, &k)) {
 		const struct bfs_dirent_v *v = bfs_bkey_val(k);
 
 		fc->name_scan++;
 		if (k->type == BFS_KEY_DIRENT && bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) &&
 		    le64_to_cpu(v->ino) == ino &&
-		    bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) + v->name_len) {
+		    bfs_bkey_val_u64s(k) * 8 >= sizeof(*v) + v->name_len &&
+		    fsck_find_dir(fc, le64_to_cpu(k->inode))) {
 			len = BFS_MIN((size_t)v->name_len, (size_t)BFS_NAME_MAX);
 			memcpy(name, v->name, len);
+			*dir = le64_to_cpu(k->inode);
 			break;
 		}
 	}
@@ -231,14 +235,9 @@ const char *fsck_path(struct fs_check *fc, u64 ino)
 
 	if (ino == BFS_ROOT_INO)
 		return "/";
-	/* a file: its first entry's directory, and its name looked up there */
-	if (fsck_find(fc, ino, &idx) && !S_ISDIR(fsck_type(fc, idx)) && fc->aux[idx]) {
-		u64 dir = fc->dirs[fc->aux[idx] - 1].ino;
-
-		name_len = entry_name(fc, dir, ino, name);
-		if (name_len)
-			cur = dir;
-	}
+	/* a file named by some entry: the first one, and its directory */
+	if (fsck_find(fc, ino, &idx) && !S_ISDIR(fsck_type(fc, idx)) && fsck_links(fc, idx))
+		name_len = entry_name(fc, ino, &cur, name);
 	/* up the entries to the root; a broken or too long chain starts with "<inode N>" */
 	while (cur != BFS_ROOT_INO && n < PATH_DEPTH_MAX) {
 		const struct fsck_dir *d = fsck_find_dir(fc, cur);
@@ -375,12 +374,14 @@ u32 fsck_stored_mode(struct fs_check *fc, u64 ino)
 void fsck_fs_check_free(struct fs_check *fc)
 {
 	ino_set_free(&fc->set);
-	bfs_free(fc->flags);
-	bfs_free(fc->links);
-	bfs_free(fc->big);
-	bfs_free(fc->aux);
-	bfs_free(fc->dirs);
+	bfs_unmap(fc->flags, fc->cap * sizeof(*fc->flags));
+	link_table_free(&fc->big);
+	bfs_unmap(fc->dirs, fc->cap_dirs * sizeof(*fc->dirs));
 	bfs_free(fc->names);
+	fc->flags = NULL;
+	fc->dirs = NULL;
+	fc->names = NULL;
+	fc->cap = fc->nr = fc->cap_dirs = fc->nr_dirs = 0;
 }
 
 void fsck_sweep_progress(struct fs_check *fc, u64 ino)

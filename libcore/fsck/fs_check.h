@@ -3,19 +3,19 @@
  * State shared by the filesystem-level checks of fsck (pass_fs.c and the
  * passes it runs: lost_found.c, pass_extents.c, pass_alloc.c, pass_data.c):
  * the open filesystem and what the dirents say about every inode, kept in a
- * few bytes an inode as e2fsck keeps bitmaps and counts:
+ * about a byte an inode as e2fsck keeps bitmaps and counts:
  *   - ino_set.h maps each inode number to a dense index;
- *   - per index: the file type and flags (a byte), the entries naming it
- *     (a byte; the few counts above 254 in a side table), and a u32: for a
- *     directory its record in dirs[], for anything else the directory of
- *     its first entry;
- *   - per directory (a few percent of inodes): its first entry's directory
- *     and name (for paths) and the subdirectories counted in it.
+ *   - per index one byte: the file type, the orphan flag and the entries
+ *     naming it, 0 to 6 (counts from 7 on in a hash table, link_table.h);
+ *   - per directory (a few percent of inodes), sorted by index: its first
+ *     entry's directory and name (for paths) and the subdirectories
+ *     counted in it.
  * What the inode itself says (nlink, sizes, sector counts, "..") is not
  * kept: the last check reads the inodes btree again, side by side with the
  * extents btree, both in key order; the extent check looks up the inode of
- * each file with data.  A file's name is looked up in
- * its directory only when a problem is reported with its path.
+ * each file with data.  Where a file is named is not kept either: when a
+ * problem is reported with its path, the entries are searched for one
+ * naming it (fsck_path()).
  *
  * Counts describe the filesystem as the repairs done so far left it: a
  * repair that adds or removes an entry or an inode updates them.
@@ -31,23 +31,20 @@
 #include <bfs/fsck.h>
 
 #include "ino_set.h"
+#include "link_table.h"
 
 #define FSCK_PATH_MAX	4096
 
-/* fs_check.flags[]: the type bits of the mode (S_IFMT >> 12) and flags */
+/* fs_check.flags[]: the type bits of the mode (S_IFMT >> 12), flags, links */
 #define FSCK_I_TYPE	0x0fU
 #define FSCK_I_ORPHAN	0x10U	/* on the orphan list */
-
-#define FSCK_LINKS_BIG	255
-
-struct fsck_big_links {
-	size_t	idx;
-	u32	links;
-};
+#define FSCK_I_LINKS_SHIFT 5	/* entries naming it; FSCK_LINKS_BIG: in big */
+#define FSCK_LINKS_BIG	7U
 
 struct fsck_dir {
 	u64	ino;
 	u64	entry_dir;	/* the directory holding its first entry; 0: none */
+	u32	idx;		/* its index: dirs[] is sorted by it */
 	u32	subdirs;	/* entries in it naming a directory */
 	u32	name_off;	/* that first entry's name in fs_check.names */
 	u8	name_len;
@@ -70,15 +67,11 @@ struct fs_check {
 	struct fsck_layout lay;
 	struct ino_set set;
 	u8	*flags;		/* per index: FSCK_I_* */
-	u8	*links;		/* per index: directory entries naming it, up to
-				   FSCK_LINKS_BIG; counts from there in big[] */
-	struct fsck_big_links *big;	/* sorted by index */
-	size_t	nr_big, cap_big;
-	u32	*aux;		/* per index: directories: index in dirs[]; others: 1 +
-				   index in dirs[] of its first entry's directory, 0: none */
+	struct link_table big;	/* link counts of FSCK_LINKS_BIG and more */
 	size_t	nr, cap;	/* indices in use, allocated */
 	struct fsck_dir *dirs;
 	size_t	nr_dirs, cap_dirs;
+	size_t	dir_hint;	/* the record found last: sweeps ask for it again, or the next */
 	char	*names;		/* directories' entry names, not NUL-terminated */
 	size_t	names_len, names_cap;
 	u64	lf_ino;		/* /lost+found, once known to be a directory; 0: none */
@@ -100,14 +93,11 @@ static inline u32 fsck_type(const struct fs_check *fc, size_t idx)
 	return (u32)(fc->flags[idx] & FSCK_I_TYPE) << 12;
 }
 
-/* the directory record of the directory at @idx */
-static inline struct fsck_dir *fsck_dir(const struct fs_check *fc, size_t idx)
-{
-	return &fc->dirs[fc->aux[idx]];
-}
+/* the directory record of the directory at @idx (one must exist) */
+struct fsck_dir *fsck_dir(struct fs_check *fc, size_t idx);
 
 /* the directory record of directory @ino, NULL if @ino is not a known directory */
-struct fsck_dir *fsck_find_dir(const struct fs_check *fc, u64 ino);
+struct fsck_dir *fsck_find_dir(struct fs_check *fc, u64 ino);
 
 /* add inode @ino of @mode (no entries yet) at the next index, stored in *idx */
 int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *idx);

@@ -84,8 +84,6 @@ static int move_away(struct fs_check *fc, const struct bfs_dirent_ref *de, size_
 		return ret;
 	/* not a directory (it would be /lost+found): its name is looked up when needed */
 	fsck_links_dec(fc, idx);
-	if (fc->aux[idx] == (u32)(fsck_find_dir(fc, BFS_ROOT_INO) - fc->dirs) + 1)
-		fc->aux[idx] = 0;	/* found again when it is reconnected */
 	return 0;
 }
 

@@ -2,7 +2,8 @@
 /*
  * fsck's compact inode set (libcore/fsck/ino_set.c) against a plain sorted
  * array: sparse and dense chunks, chunk boundaries, numbers added out of
- * order, misses between and around the members.
+ * order, misses between and around the members.  And the table of big link
+ * counts (link_table.c) against a plain array.
  */
 #include "unit.h"
 
@@ -11,6 +12,7 @@
 #include <bfs/os.h>
 
 #include "fsck/ino_set.h"
+#include "fsck/link_table.h"
 
 #define MAX_INOS	200000
 
@@ -119,6 +121,38 @@ START_TEST(test_late)
 }
 END_TEST
 
+/* counts of scattered indices survive every growth of the table, updated in place */
+START_TEST(test_link_table)
+{
+	static u32 want[MAX_INOS];
+	static bool in[MAX_INOS];
+	struct link_table t = { 0 };
+	size_t i, nr = 0;
+
+	for (i = 0; i < 3 * MAX_INOS; i++) {
+		size_t idx = (size_t)(next_rand() % MAX_INOS);
+
+		if (!in[idx])
+			nr++;
+		/* up and down, to 0 and back: a count of 0 stays in the table */
+		want[idx] = in[idx] && want[idx] ? want[idx] - 1 + (u32)(next_rand() % 3) : 7;
+		in[idx] = true;
+		ck_assert_int_eq(link_table_set(&t, idx, want[idx]), 0);
+	}
+	ck_assert_uint_eq(t.nr, nr);
+	for (i = 0; i < MAX_INOS; i++)
+		if (in[i])
+			ck_assert_uint_eq(link_table_get(&t, i), want[i]);
+		else
+			ck_assert_uint_eq(link_table_get(&t, i), 0);
+	/* at most half full, and no more than 4 slots an entry */
+	ck_assert_uint_le(t.nr * 2, link_table_bytes(&t) / 16);
+	ck_assert_uint_le(link_table_bytes(&t), nr * 4 * 16);
+	link_table_free(&t);
+	ck_assert_uint_eq(link_table_bytes(&t), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("fsck_ino_set");
@@ -126,6 +160,7 @@ static Suite *suite(void)
 
 	tcase_add_test(tc, test_in_order);
 	tcase_add_test(tc, test_late);
+	tcase_add_test(tc, test_link_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The node buffer pool (libcore/btree/node_buf.c): inserts that dirty far
+ * more nodes than the cache budget, once written, and a sweep of a btree
+ * many times the budget leave no more node buffer pages resident than the
+ * budget and the pool's slack, as mincore() counts them; the buffers cycled
+ * through the pool are reused, not carved anew for every read.
+ */
+#include "test_btree_util.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "btree/internal.h"
+
+#define NODE	(16 * KiB)
+#define BUDGET	(8 * NODE)
+#define KEYS	60000
+
+/* bytes of the pool's slabs resident now */
+static size_t pool_resident(struct bfs_core *c)
+{
+	struct node_bufs *b = &c->cache.bufs;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+
+	for (u32 i = 0; i < b->nr_slab; i++) {
+		size_t len = b->slab[i].slots * b->node_size, pages = len / page;
+		unsigned char *vec = bfs_malloc(pages);
+
+		ck_assert_ptr_nonnull(vec);
+		ck_assert_int_eq(mincore(b->slab[i].base, len, vec), 0);
+		for (size_t p = 0; p < pages; p++)
+			n += (vec[p] & 1) * page;
+		bfs_free(vec);
+	}
+	return n;
+}
+
+START_TEST(test_sweep_stays_in_budget)
+{
+	struct bfs_dev *dev;
+	struct bfs_core *c;
+	struct bfs_btree_iter it;
+	struct bfs_core_stats st;
+	const struct bfs_bkey *k;
+	u64 buf[64], i, nr = 0;
+	size_t carved = 0;
+	int ret;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, NODE, 0, 0);
+	c = tu_open(dev, false, BUDGET);
+	if (!c->cache.bufs.ok) {
+		/* a sanitizer build: node buffers are on the heap (node_buf.c) */
+		ck_assert_int_eq(bfs_core_close(c), 0);
+		bfs_dev_close(dev);
+		return;
+	}
+	for (i = 0; i < KEYS; i++)
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 3)), 0);
+	/* dirty nodes go over the budget until written; then their pages go back */
+	ck_assert_int_eq(bfs_core_checkpoint(c), 0);
+	ck_assert_uint_gt(c->cache.bufs.nr_cold, 0);
+	ck_assert_uint_le(pool_resident(c), BUDGET + (BFS_BTREE_NR + 2) * NODE);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+
+	c = tu_open(dev, false, BUDGET);
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
+	for_each_btree_key(&it, k, ret) {
+		ck_assert_uint_eq(tu_val(k), nr);
+		nr++;
+	}
+	ck_assert_int_eq(ret, 0);
+	bfs_btree_iter_exit(&it);
+	ck_assert_uint_eq(nr, KEYS);
+	bfs_core_get_stats(c, &st);
+	/* the tree is far larger than the budget: the sweep evicted most of it */
+	ck_assert_uint_gt(st.cache_evictions, 4 * BUDGET / NODE);
+	for (u32 s = 0; s < c->cache.bufs.nr_slab; s++)
+		carved += c->cache.bufs.slab[s].slots;
+	ck_assert_uint_lt(carved, st.cache_evictions);
+	/* the budget, the roots of every btree held on top of it, and the warm slack */
+	ck_assert_uint_le(pool_resident(c), BUDGET + (BFS_BTREE_NR + 2) * NODE);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("node_buf");
+	TCase *tc = tcase_create("pool");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_sweep_stays_in_budget);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BFS_UNIT_MAIN(suite)
