@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
- * The node cache: a hash table by device offset and an LRU of clean nodes,
- * bounded by a memory budget.
+ * The node cache: a hash table by device offset and an LRU of clean,
+ * unreferenced nodes, bounded by a memory budget.
  *
- * References are atomic counts, and the table holds one of its own on
- * every hashed node: taking a reference on a node one already holds and
- * dropping one never take the cache lock, so a reader's descent locks the
- * cache once per level (the hash lookup) instead of three times.  A node's
- * count reaches zero only once it is out of the table (evicted or replaced
- * by a rewrite), so whoever drops the last reference frees it.  Eviction
- * takes the table's reference with a compare-and-swap from 1: a clean node
- * on the LRU that somebody references is skipped.  Dirty nodes are never on
- * the LRU; the budget can be exceeded while more nodes than fit are
- * referenced or dirty (the commit path then starts a checkpoint, which
- * makes dirty nodes clean again).
+ * Referenced nodes and dirty nodes are never on the LRU, so eviction only
+ * ever frees clean nodes nobody uses; the budget can be exceeded while more
+ * nodes than fit are referenced or dirty (the commit path then starts a
+ * checkpoint, which makes dirty nodes clean again).  A node replaced by a
+ * rewrite is unhashed at once and freed when its last reference goes.
+ *
+ * References are atomic counts.  Only the changes to and from zero need the
+ * cache lock (the LRU): taking a reference on a node one already holds and
+ * dropping one that is not the last never take it, so a reader's descent
+ * locks the cache at the hash lookup and at the leaf's release, and not
+ * for the root and the interior nodes other readers also hold.  A count
+ * only goes up from zero under the lock, so a count above one seen outside
+ * it cannot drop to zero under a concurrent decrement.
  */
 #include <stdio.h>
 
@@ -117,16 +119,10 @@ void bfs_cache_exit(struct bfs_core *c)
 static void evict_locked(struct bfs_core *c)
 {
 	struct btree_cache *bc = &c->cache;
-	struct btree_node *n, *prev;
 
-	for (n = bc->lru.lru_prev; bc->bytes > bc->budget && n != &bc->lru; n = prev) {
-		u32 only_table = 1;
+	while (bc->bytes > bc->budget && bc->lru.lru_prev != &bc->lru) {
+		struct btree_node *n = bc->lru.lru_prev;
 
-		prev = n->lru_prev;
-		/* nobody but the table: take its reference, so nobody can take one */
-		if (!__atomic_compare_exchange_n(&n->ref, &only_table, 0, false, __ATOMIC_ACQ_REL,
-						 __ATOMIC_RELAXED))
-			continue;
 		free_locked(c, n);
 		STAT_INC(c, cache_evictions);
 	}
@@ -141,12 +137,10 @@ static struct btree_node *lookup_locked(struct btree_cache *bc, u64 offset)
 	return n;
 }
 
-/* the table takes its own reference */
 static void hash_locked(struct btree_cache *bc, struct btree_node *n)
 {
 	struct btree_node **pp = &bc->table[hash_offset(n->offset) & bc->mask];
 
-	__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
 	n->hnext = *pp;
 	*pp = n;
 	n->hashed = true;
@@ -163,7 +157,7 @@ void bfs_cache_account(struct bfs_core *c, struct btree_node *n)
 	bfs_mutex_unlock(&c->cache.lock);
 }
 
-/* the caller already holds a reference (or the root pointer does) */
+/* the caller holds a reference already (or the root pointer does): not on the LRU */
 void bfs_cache_ref(struct bfs_core *c, struct btree_node *n)
 {
 	__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
@@ -172,12 +166,24 @@ void bfs_cache_ref(struct bfs_core *c, struct btree_node *n)
 void bfs_cache_put(struct bfs_core *c, struct btree_node *n)
 {
 	struct btree_cache *bc = &c->cache;
+	u32 r;
 
-	if (!n || __atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL))
+	if (!n)
 		return;
-	/* the last one: the table let go first, nobody can find the node any more */
+	r = __atomic_load_n(&n->ref, __ATOMIC_RELAXED);
+	while (r > 1)
+		if (__atomic_compare_exchange_n(&n->ref, &r, r - 1, true, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return;
+	/* maybe the last one: only under the lock, which every rise from zero takes */
 	bfs_mutex_lock(&bc->lock);
-	free_locked(c, n);
+	if (!__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL)) {
+		if (!n->hashed)
+			free_locked(c, n);
+		else if (!n->dirty)
+			lru_add(bc, n);
+		evict_locked(c);
+	}
 	bfs_mutex_unlock(&bc->lock);
 }
 
@@ -239,12 +245,8 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	if (n) {
 		ret = check_cached(n, id, ptr);
 		if (!ret) {
+			lru_del(n);
 			__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
-			if (n->on_lru) {
-				/* most recently used: to the front */
-				lru_del(n);
-				lru_add(bc, n);
-			}
 			*out = n;
 			STAT_INC(c, cache_hits);
 		}
@@ -260,7 +262,7 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	n->min = bfs_bpos_from_disk(&p->min_key);
 	n->max = bfs_bkey_pos(ptr);
 	n->loading = true;
-	n->ref = 1;		/* ours; hash_locked() adds the table's */
+	n->ref = 1;
 	hash_locked(bc, n);
 	STAT_INC(c, cache_misses);
 	bfs_mutex_unlock(&bc->lock);
@@ -279,8 +281,6 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 			/* the next checkpoint seals the torn tail (node_io.c) */
 			n->dirty = true;
 			bc->nr_dirty++;
-		} else {
-			lru_add(bc, n);
 		}
 		*out = n;
 		evict_locked(c);
@@ -344,14 +344,12 @@ void bfs_cache_set_dirty(struct bfs_core *c, struct btree_node *n, bool dirty)
 			lru_del(n);
 		} else {
 			bc->nr_dirty--;
-			if (n->hashed)
+			if (!__atomic_load_n(&n->ref, __ATOMIC_RELAXED) && n->hashed)
 				lru_add(bc, n);
 		}
 	}
 	bc->bytes += bfs_node_mem(c, n) - n->mem;
 	n->mem = bfs_node_mem(c, n);
-	if (!dirty)
-		evict_locked(c);
 	bfs_mutex_unlock(&bc->lock);
 }
 
@@ -361,12 +359,8 @@ void bfs_cache_kill(struct bfs_core *c, struct btree_node *n)
 	bool written = n->written != 0;
 
 	bfs_mutex_lock(&bc->lock);
-	if (n->hashed) {
+	if (n->hashed)
 		unhash_locked(bc, n);
-		lru_del(n);
-		/* the table's reference; the caller's keeps the node until it lets go */
-		__atomic_fetch_sub(&n->ref, 1, __ATOMIC_RELEASE);
-	}
 	if (n->dirty) {
 		n->dirty = false;
 		bc->nr_dirty--;
