@@ -204,7 +204,7 @@ int bfs_node_reserve(struct btree_node *n, u32 extra)
  * Only a tie with that chunk's last key needs the key itself: the caller
  * checks for it.
  */
-static inline u32 eyt_lower_bound(const struct btree_node *n, struct bfs_bpos pos)
+static inline u32 eyt_lower_bound(const struct btree_node *n, struct bfs_bpos pos, bool *tie)
 {
 	const struct node_sk *e = n->eyt;
 	u32 k = 1, nch = n->nch;
@@ -217,6 +217,8 @@ static inline u32 eyt_lower_bound(const struct btree_node *n, struct bfs_bpos po
 	}
 	/* undo the right turns taken after the last left turn */
 	k >>= __builtin_ffs(~k);
+	/* e[k] was read on the way down: no need to fetch last[] for the tie test */
+	*tie = k && sk_eq(&e[k], pos);
 	return k ? n->eyt_c[k] : nch;
 }
 
@@ -235,6 +237,17 @@ static inline u32 sk_lower(const struct node_sk *sk, u32 lo, u32 len, sk_num wan
 	return lo + (sk_num_of(&sk[lo]) < want);
 }
 
+/* the same for a whole group, unrolled: four steps and no loop to predict */
+static inline u32 sk_lower_group(const struct node_sk *sk, u32 lo, sk_num want)
+{
+	_Static_assert(NODE_GROUP == 16, "sk_lower_group() takes four steps");
+	lo = sk_num_of(&sk[lo + 8]) < want ? lo + 8 : lo;
+	lo = sk_num_of(&sk[lo + 4]) < want ? lo + 4 : lo;
+	lo = sk_num_of(&sk[lo + 2]) < want ? lo + 2 : lo;
+	lo = sk_num_of(&sk[lo + 1]) < want ? lo + 1 : lo;
+	return lo + (sk_num_of(&sk[lo]) < want);
+}
+
 /*
  * lower bound of @pos in a chunk of @nr entries whose last key is >= pos;
  * the caller prefetched gl[]
@@ -245,6 +258,7 @@ static u32 chunk_search(const struct key_chunk *ch, u32 nr, struct bfs_bpos pos)
 	sk_num want = pos_num(pos);
 
 	/* the groups whose last entry is before pos: a fixed count of compares, no branches */
+#pragma GCC unroll 8
 	for (j = 0; j < NODE_GROUPS; j++)
 		g += (j < ng) & (sk_num_of(&ch->gl[j]) < want);
 	if (g >= ng)
@@ -252,11 +266,15 @@ static u32 chunk_search(const struct key_chunk *ch, u32 nr, struct bfs_bpos pos)
 	/* gl[g] >= pos: the answer is in group g; fetch its lines all at once */
 	lo = g * NODE_GROUP;
 	len = BFS_MIN(lo + NODE_GROUP, nr) - lo;
-	for (j = 0; j < len; j += 4)
-		__builtin_prefetch(&ch->sk[lo + j]);
-	for (j = 0; j < len; j += 8)
-		__builtin_prefetch(&ch->k[lo + j]);
-	j = sk_lower(ch->sk, lo, len, want);
+	/* a short last group's lines are still inside the chunk */
+	_Static_assert(NODE_GROUP * sizeof(ch->sk[0]) == 4 * 64, "a group is four lines of sk[]");
+	__builtin_prefetch(&ch->sk[lo]);
+	__builtin_prefetch(&ch->sk[lo + 4]);
+	__builtin_prefetch(&ch->sk[lo + 8]);
+	__builtin_prefetch(&ch->sk[lo + 12]);
+	__builtin_prefetch(&ch->k[lo]);
+	__builtin_prefetch(&ch->k[lo + 8]);
+	j = len == NODE_GROUP ? sk_lower_group(ch->sk, lo, want) : sk_lower(ch->sk, lo, len, want);
 	/* inode and offset tie: the snapshot decides, in the key itself */
 	while (j < nr && sk_eq(&ch->sk[j], pos) && bfs_bkey_cmp_pos(ch->k[j], pos) < 0)
 		j++;
@@ -284,10 +302,11 @@ static u32 chunk_pick_full(struct btree_node *n, struct bfs_bpos pos)
 
 u32 bfs_node_search(struct btree_node *n, struct bfs_bpos pos, struct node_slot *slot)
 {
-	u32 lo = eyt_lower_bound(n, pos), clo;
+	bool tie;
+	u32 lo = eyt_lower_bound(n, pos, &tie), clo;
 	struct key_chunk *ch;
 
-	if (lo < n->nch && sk_eq(&n->last[lo], pos))
+	if (tie)
 		lo = chunk_pick_full(n, pos);
 	if (lo == n->nch) {
 		/* past the end: the insert slot is the end of the last chunk */
