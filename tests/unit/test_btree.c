@@ -714,12 +714,13 @@ START_TEST(test_for_each_btree_key)
 END_TEST
 
 /*
- * Keys that differ only in the snapshot: the node search compares inode
- * and offset alone until they tie, then the keys.  Enough of them at one
- * (inode, offset) to fill several groups and chunks, inserted out of order
- * and written, so the ties cross group and chunk boundaries.
+ * Lookups and iteration over keys that differ only in the snapshot, through
+ * the whole tree (test_node_keys covers one node's view): the node search
+ * compares inode and offset alone until they tie, then the keys.  Enough
+ * of them at one (inode, offset) to fill several groups, chunks and
+ * leaves, inserted out of order across a flush.
  */
-START_TEST(test_snapshot_ties)
+START_TEST(test_snapshot_lookups)
 {
 	const u32 nsnap = 700;
 	struct bfs_btree_iter it;
@@ -782,7 +783,7 @@ static Suite *btree_suite(void)
 	tcase_add_loop_test(tc, test_random_model, 0, 2);
 	tcase_add_test(tc, test_iter_prev_next);
 	tcase_add_test(tc, test_for_each_btree_key);
-	tcase_add_test(tc, test_snapshot_ties);
+	tcase_add_test(tc, test_snapshot_lookups);
 	tcase_add_test(tc, test_iter_keys_stable);
 	tcase_add_test(tc, test_extents);
 	tcase_add_test(tc, test_cache_budget);
