@@ -248,10 +248,17 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 			lru_del(n);
 			__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
 			*out = n;
-			STAT_INC(c, cache_hits);
+			/*
+			 * only ever counted here, under the lock: no locked
+			 * add (stats readers still see whole values)
+			 */
+			__atomic_store_n(&c->stats.cache_hits,
+					 __atomic_load_n(&c->stats.cache_hits, __ATOMIC_RELAXED) + 1,
+					 __ATOMIC_RELAXED);
 		}
 		bfs_mutex_unlock(&bc->lock);
-		bfs_node_free(c, fresh);
+		if (fresh)
+			bfs_node_free(c, fresh);
 		return ret;
 	}
 	n = fresh;
