@@ -8,6 +8,14 @@
  * nodes than fit are referenced or dirty (the commit path then starts a
  * checkpoint, which makes dirty nodes clean again).  A node replaced by a
  * rewrite is unhashed at once and freed when its last reference goes.
+ *
+ * References are atomic counts.  Only the changes to and from zero need the
+ * cache lock (the LRU): taking a reference on a node one already holds and
+ * dropping one that is not the last never take it, so a reader's descent
+ * locks the cache at the hash lookup and at the leaf's release, and not
+ * for the root and the interior nodes other readers also hold.  A count
+ * only goes up from zero under the lock, so a count above one seen outside
+ * it cannot drop to zero under a concurrent decrement.
  */
 #include <stdio.h>
 
@@ -145,22 +153,27 @@ void bfs_cache_account(struct bfs_core *c, struct btree_node *n)
 	bfs_mutex_unlock(&c->cache.lock);
 }
 
+/* the caller holds a reference already (or the root pointer does): not on the LRU */
 void bfs_cache_ref(struct bfs_core *c, struct btree_node *n)
 {
-	bfs_mutex_lock(&c->cache.lock);
-	lru_del(n);
-	n->ref++;
-	bfs_mutex_unlock(&c->cache.lock);
+	__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
 }
 
 void bfs_cache_put(struct bfs_core *c, struct btree_node *n)
 {
 	struct btree_cache *bc = &c->cache;
+	u32 r;
 
 	if (!n)
 		return;
+	r = __atomic_load_n(&n->ref, __ATOMIC_RELAXED);
+	while (r > 1)
+		if (__atomic_compare_exchange_n(&n->ref, &r, r - 1, true, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			return;
+	/* maybe the last one: only under the lock, which every rise from zero takes */
 	bfs_mutex_lock(&bc->lock);
-	if (!--n->ref) {
+	if (!__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL)) {
 		if (!n->hashed)
 			free_locked(c, n);
 		else if (!n->dirty)
@@ -229,12 +242,19 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 		ret = check_cached(n, id, ptr);
 		if (!ret) {
 			lru_del(n);
-			n->ref++;
+			__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
 			*out = n;
-			STAT_INC(c, cache_hits);
+			/*
+			 * only ever counted here, under the lock: no locked
+			 * add (stats readers still see whole values)
+			 */
+			__atomic_store_n(&c->stats.cache_hits,
+					 __atomic_load_n(&c->stats.cache_hits, __ATOMIC_RELAXED) + 1,
+					 __ATOMIC_RELAXED);
 		}
 		bfs_mutex_unlock(&bc->lock);
-		bfs_node_free(c, fresh);
+		if (fresh)
+			bfs_node_free(c, fresh);
 		return ret;
 	}
 	n = fresh;
@@ -335,7 +355,7 @@ void bfs_cache_set_dirty(struct bfs_core *c, struct btree_node *n, bool dirty)
 			lru_del(n);
 		} else {
 			bc->nr_dirty--;
-			if (!n->ref && n->hashed)
+			if (!__atomic_load_n(&n->ref, __ATOMIC_RELAXED) && n->hashed)
 				lru_add(bc, n);
 		}
 	}
@@ -379,7 +399,7 @@ int bfs_cache_dirty_nodes(struct bfs_core *c, struct btree_node ***out, size_t *
 	for (i = 0; i <= bc->mask; i++)
 		for (n = bc->table[i]; n; n = n->hnext)
 			if (n->dirty && cnt < bc->nr_dirty) {
-				n->ref++;
+				__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
 				lru_del(n);
 				arr[cnt++] = n;
 			}

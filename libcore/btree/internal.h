@@ -116,7 +116,7 @@ struct btree_node {
 	bool	loading;
 	bool	hashed;
 	int	load_err;
-	u32	ref;
+	u32	ref;			/* atomic; to and from 0 only under the cache lock */
 	size_t	mem;
 	struct btree_node *hnext;
 	struct btree_node *lru_prev, *lru_next;

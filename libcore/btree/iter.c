@@ -209,6 +209,8 @@ static int copy_key(struct bfs_btree_iter *it, const struct bfs_bkey *k)
 }
 
 #define AHEAD_BYTES	(4 * KiB)
+/* keys looked up this far ahead of the one being read (enough misses in flight) */
+#define AHEAD_PREFETCH	8
 
 /*
  * Find the live keys following index @i while the leaf is locked, so a
@@ -232,8 +234,17 @@ static void fill_ahead(struct bfs_btree_iter *it, struct btree_node *n, u32 i, s
 	/* by slot: the next entry is an increment, not a search of the chunk starts */
 	for (i++, node_slot_next(n, &s); i < n->nr && it->ahead_n < ARRAY_SIZE(it->ahead_idx);
 	     i++, node_slot_next(n, &s)) {
-		struct bfs_bkey *k = node_slot_key(n, s);
-		size_t bytes = bfs_bkey_bytes(k);
+		const struct key_chunk *ch = n->ch[s.c];
+		struct bfs_bkey *k = ch->k[s.off];
+		size_t bytes;
+
+		/*
+		 * keys of a merged view lie all over the node's bsets, so the
+		 * hardware prefetcher cannot guess them: ask for a few ahead
+		 */
+		if (s.off + AHEAD_PREFETCH < ch->nr)
+			__builtin_prefetch(ch->k[s.off + AHEAD_PREFETCH]);
+		bytes = bfs_bkey_bytes(k);
 
 		if (bfs_bkey_deleted(k))
 			continue;

@@ -20,9 +20,11 @@
  * two cache lines every search shares, with the line two levels down
  * prefetched at each step; inside the chunk, the group fences gl[] (two
  * lines) pick one group of NODE_GROUP entries, whose four lines are
- * prefetched together before its binary search.  Both compare only inode
- * and offset; when those tie with a fence the search falls back to the full
- * binary search, which also compares the key itself.
+ * prefetched together before its search.  All of these compare only inode
+ * and offset, as one 128-bit number and without branches (a random key
+ * makes every branch of a binary search a coin toss, and a mispredicted
+ * one costs as much as an L2 miss); only an entry whose inode and offset
+ * equal the position's is compared in full, by the key itself (snapshots).
  */
 #include "internal.h"
 
@@ -41,9 +43,17 @@ static inline int sk_cmp(const struct node_sk *sk, struct bfs_bpos pos)
 	return 0;
 }
 
-static inline bool sk_lt(const struct node_sk *sk, struct bfs_bpos pos)
+/* inode, then offset: the order of search keys as one number */
+typedef unsigned __int128 sk_num;
+
+static inline sk_num sk_num_of(const struct node_sk *sk)
 {
-	return sk->inode < pos.inode || (sk->inode == pos.inode && sk->offset < pos.offset);
+	return (sk_num)sk->inode << 64 | sk->offset;
+}
+
+static inline sk_num pos_num(struct bfs_bpos pos)
+{
+	return (sk_num)pos.inode << 64 | pos.offset;
 }
 
 static inline bool sk_eq(const struct node_sk *sk, struct bfs_bpos pos)
@@ -194,36 +204,48 @@ int bfs_node_reserve(struct btree_node *n, u32 extra)
  * Only a tie with that chunk's last key needs the key itself: the caller
  * checks for it.
  */
-static inline u32 eyt_lower_bound(const struct btree_node *n, struct bfs_bpos pos)
+static inline u32 eyt_lower_bound(const struct btree_node *n, struct bfs_bpos pos, bool *tie)
 {
 	const struct node_sk *e = n->eyt;
 	u32 k = 1, nch = n->nch;
+	sk_num want = pos_num(pos);
 
 	while (k <= nch) {
 		/* the four grandchildren of k share one line: fetch it now */
 		__builtin_prefetch(e + 4 * k);
-		k = 2 * k + sk_lt(&e[k], pos);
+		k = 2 * k + (sk_num_of(&e[k]) < want);
 	}
 	/* undo the right turns taken after the last left turn */
 	k >>= __builtin_ffs(~k);
+	/* e[k] was read on the way down: no need to fetch last[] for the tie test */
+	*tie = k && sk_eq(&e[k], pos);
 	return k ? n->eyt_c[k] : nch;
 }
 
-/* binary search over all of a chunk, comparing keys on search-key ties */
-static u32 chunk_search_full(const struct key_chunk *ch, struct bfs_bpos pos, u32 clo, u32 chi)
+/*
+ * Lower bound of @want in sk[lo, lo + len) (len >= 1), branch-free: the
+ * range halves whatever the comparison says, which only picks the half.
+ */
+static inline u32 sk_lower(const struct node_sk *sk, u32 lo, u32 len, sk_num want)
 {
-	while (clo < chi) {
-		u32 mid = clo + (chi - clo) / 2;
-		int cmp = sk_cmp(&ch->sk[mid], pos);
+	while (len > 1) {
+		u32 half = len / 2;
 
-		if (!cmp)
-			cmp = bfs_bkey_cmp_pos(ch->k[mid], pos);
-		if (cmp < 0)
-			clo = mid + 1;
-		else
-			chi = mid;
+		lo = sk_num_of(&sk[lo + half]) < want ? lo + half : lo;
+		len -= half;
 	}
-	return clo;
+	return lo + (sk_num_of(&sk[lo]) < want);
+}
+
+/* the same for a whole group, unrolled: four steps and no loop to predict */
+static inline u32 sk_lower_group(const struct node_sk *sk, u32 lo, sk_num want)
+{
+	_Static_assert(NODE_GROUP == 16, "sk_lower_group() takes four steps");
+	lo = sk_num_of(&sk[lo + 8]) < want ? lo + 8 : lo;
+	lo = sk_num_of(&sk[lo + 4]) < want ? lo + 4 : lo;
+	lo = sk_num_of(&sk[lo + 2]) < want ? lo + 2 : lo;
+	lo = sk_num_of(&sk[lo + 1]) < want ? lo + 1 : lo;
+	return lo + (sk_num_of(&sk[lo]) < want);
 }
 
 /*
@@ -232,20 +254,31 @@ static u32 chunk_search_full(const struct key_chunk *ch, struct bfs_bpos pos, u3
  */
 static u32 chunk_search(const struct key_chunk *ch, u32 nr, struct bfs_bpos pos)
 {
-	u32 ng = (nr + NODE_GROUP - 1) / NODE_GROUP, g = 0, j, lo, hi;
+	u32 ng = (nr + NODE_GROUP - 1) / NODE_GROUP, g = 0, j, lo, len;
+	sk_num want = pos_num(pos);
 
-	for (j = 0; j < ng; j++)
-		g += sk_lt(&ch->gl[j], pos);
-	if (g >= ng || sk_eq(&ch->gl[g], pos))
-		return chunk_search_full(ch, pos, 0, nr - 1);
-	/* gl[g] > pos: the answer is in group g; fetch its lines all at once */
+	/* the groups whose last entry is before pos: a fixed count of compares, no branches */
+#pragma GCC unroll 8
+	for (j = 0; j < NODE_GROUPS; j++)
+		g += (j < ng) & (sk_num_of(&ch->gl[j]) < want);
+	if (g >= ng)
+		g = ng - 1;	/* not reached: the chunk was picked by its last key */
+	/* gl[g] >= pos: the answer is in group g; fetch its lines all at once */
 	lo = g * NODE_GROUP;
-	hi = BFS_MIN(lo + NODE_GROUP, nr) - 1;
-	for (j = lo; j <= hi; j += 4)
-		__builtin_prefetch(&ch->sk[j]);
-	for (j = lo; j <= hi; j += 8)
-		__builtin_prefetch(&ch->k[j]);
-	return chunk_search_full(ch, pos, lo, hi);
+	len = BFS_MIN(lo + NODE_GROUP, nr) - lo;
+	/* a short last group's lines are still inside the chunk */
+	_Static_assert(NODE_GROUP * sizeof(ch->sk[0]) == 4 * 64, "a group is four lines of sk[]");
+	__builtin_prefetch(&ch->sk[lo]);
+	__builtin_prefetch(&ch->sk[lo + 4]);
+	__builtin_prefetch(&ch->sk[lo + 8]);
+	__builtin_prefetch(&ch->sk[lo + 12]);
+	__builtin_prefetch(&ch->k[lo]);
+	__builtin_prefetch(&ch->k[lo + 8]);
+	j = len == NODE_GROUP ? sk_lower_group(ch->sk, lo, want) : sk_lower(ch->sk, lo, len, want);
+	/* inode and offset tie: the snapshot decides, in the key itself */
+	while (j < nr && sk_eq(&ch->sk[j], pos) && bfs_bkey_cmp_pos(ch->k[j], pos) < 0)
+		j++;
+	return j;
 }
 
 /* the chunk for @pos by binary search over last[], comparing keys on ties */
@@ -269,10 +302,11 @@ static u32 chunk_pick_full(struct btree_node *n, struct bfs_bpos pos)
 
 u32 bfs_node_search(struct btree_node *n, struct bfs_bpos pos, struct node_slot *slot)
 {
-	u32 lo = eyt_lower_bound(n, pos), clo;
+	bool tie;
+	u32 lo = eyt_lower_bound(n, pos, &tie), clo;
 	struct key_chunk *ch;
 
-	if (lo < n->nch && sk_eq(&n->last[lo], pos))
+	if (tie)
 		lo = chunk_pick_full(n, pos);
 	if (lo == n->nch) {
 		/* past the end: the insert slot is the end of the last chunk */

@@ -713,6 +713,65 @@ START_TEST(test_for_each_btree_key)
 }
 END_TEST
 
+/*
+ * Lookups and iteration over keys that differ only in the snapshot, through
+ * the whole tree (test_node_keys covers one node's view): the node search
+ * compares inode and offset alone until they tie, then the keys.  Enough
+ * of them at one (inode, offset) to fill several groups, chunks and
+ * leaves, inserted out of order across a flush.
+ */
+START_TEST(test_snapshot_lookups)
+{
+	const u32 nsnap = 700;
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 buf[16], n = 0;
+	u32 i, s;
+	int ret;
+
+	dev = tu_mkfs(64 * MiB, 64 * KiB, 0, 0);
+	c = tu_open(dev, false, 0);
+	for (i = 0; i < nsnap; i++) {
+		s = (i * 389) % nsnap;		/* every snapshot once, out of order */
+		for (u64 off = 9; off <= 11; off++) {
+			struct bfs_bkey *nk = tu_key(buf, 5, off, off * 10000 + 2 * s, 1);
+
+			nk->snapshot = cpu_to_le32(2 * s);	/* even ones only */
+			ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, nk), 0);
+		}
+		if (i == nsnap / 2)
+			ck_assert_int_eq(bfs_core_flush(c), 0);
+	}
+	for (s = 0; s < 2 * nsnap + 2; s++) {
+		struct bfs_bpos pos = { .inode = 5, .offset = 10, .snapshot = s };
+
+		ret = bfs_btree_lookup(c, BFS_BTREE_INODES, pos, buf, sizeof(buf));
+		if (s % 2 || s >= 2 * nsnap) {
+			ck_assert_int_eq(ret, -ENOENT);
+			continue;
+		}
+		ck_assert_int_eq(ret, 0);
+		ck_assert_uint_eq(le32_to_cpu(((struct bfs_bkey *)buf)->snapshot), s);
+		ck_assert_uint_eq(tu_val((struct bfs_bkey *)buf), 100000 + s);
+	}
+	/* from an odd snapshot: the next even one of the same offset comes first */
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, (struct bfs_bpos){ 5, 10, 301 }, 0);
+	for_each_btree_key(&it, k, ret) {
+		ck_assert_uint_eq(bfs_bpos_cmp(bfs_bkey_pos(k),
+					       n < nsnap - 151 ? (struct bfs_bpos){ 5, 10, (u32)(302 + 2 * n) } :
+					       (struct bfs_bpos){ 5, 11, (u32)(2 * (n - (nsnap - 151))) }), 0);
+		if (++n == nsnap)
+			break;
+	}
+	bfs_btree_iter_exit(&it);
+	ck_assert_int_eq(ret, 0);
+	ck_assert_uint_eq(n, nsnap);
+	ck_assert_int_eq(bfs_btree_verify(c, BFS_BTREE_INODES), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 static Suite *btree_suite(void)
 {
 	Suite *s = suite_create("btree");
@@ -724,6 +783,7 @@ static Suite *btree_suite(void)
 	tcase_add_loop_test(tc, test_random_model, 0, 2);
 	tcase_add_test(tc, test_iter_prev_next);
 	tcase_add_test(tc, test_for_each_btree_key);
+	tcase_add_test(tc, test_snapshot_lookups);
 	tcase_add_test(tc, test_iter_keys_stable);
 	tcase_add_test(tc, test_extents);
 	tcase_add_test(tc, test_cache_budget);
