@@ -36,6 +36,16 @@
 
 /* FUSE requests carry up to this much data (256 pages, the kernel's limit) */
 #define BFS_FUSE_MAX_WRITE	(1U << 20)
+/*
+ * Asynchronous requests (an application's direct I/O through libaio or
+ * io_uring, readahead) the kernel keeps in flight to us at once.  Its
+ * default, 12, caps fio's QD64 random reads at 12 outstanding requests and
+ * halves their rate (doc/benchmarks.md, "Data path through FUSE"); with
+ * more in flight than threads the rest wait in the kernel's queue, costing
+ * nothing.  The kernel lowers it for unprivileged mounts
+ * (/proc/sys/fs/fuse/max_user_bgreq).
+ */
+#define BFS_FUSE_MAX_BACKGROUND	128
 
 static struct bfs_fuse *fuse_of(fuse_req_t req)
 {
@@ -155,6 +165,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	struct bfs_fuse *f = userdata;
 
 	conn->max_write = BFS_FUSE_MAX_WRITE;
+	conn->max_background = BFS_FUSE_MAX_BACKGROUND;
+	conn->congestion_threshold = BFS_FUSE_MAX_BACKGROUND / 4 * 3;
 	/* the kernel clears set-user-ID and set-group-ID bits itself */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	/* only this mount changes the filesystem, so caching is exact */
