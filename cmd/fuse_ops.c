@@ -602,8 +602,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	if (off < 0)
 		return reply_err(req, -EINVAL);
-	buf = malloc(size ? size : 1);
-	if (!buf)
+	/* page-aligned: whole chunks are read into it directly, without a bounce */
+	if (posix_memalign((void **)&buf, 4096, size ? size : 1))
 		return reply_err(req, -ENOMEM);
 	n = bfs_fs_read(fs_of(req), ino, buf, size, (u64)off);
 	if (n < 0) {
@@ -622,7 +622,9 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 	if (off < 0)
 		return reply_err(req, -EINVAL);
-	n = bfs_fs_write(fs_of(req), ino, buf, size, (u64)off);
+	/* the application's buffered writes stay buffered on the device too */
+	n = bfs_fs_write_flags(fs_of(req), ino, buf, size, (u64)off,
+			       (fi->flags & O_DIRECT) ? 0 : BFS_WRITE_CACHED);
 	if (n < 0)
 		return reply_err(req, n);
 	fuse_reply_write(req, (size_t)n);
