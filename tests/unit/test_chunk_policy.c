@@ -135,9 +135,10 @@ START_TEST(test_sb_option)
 		o = (struct bfs_format_opts){ .block_size = 65536 };
 		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
 		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 64 * KiB);
-		o = (struct bfs_format_opts){ .bucket_size = 8192, .block_size = 4096 };
-		if (!bfs_sb_layout(&o, DEV_SIZE, 512, sb, err))
-			ck_assert_uint_eq(bfs_sb_data_chunk(sb), 8 * KiB);
+		o = (struct bfs_format_opts){ .bucket_size = 8192, .block_size = 4096,
+					      .btree_node_size = 4096 };
+		ck_assert_msg(!bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), "layout: %s", err);
+		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 8 * KiB);
 		o = (struct bfs_format_opts){ .compression_type = BFS_COMPRESSION_ZSTD };
 		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
 		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 64 * KiB);
