@@ -736,7 +736,7 @@ static void describe_config(struct bfs_out *o, const struct fs_bench *b)
 	out_size(o, "image_size", "Image size (sparse)", b->image_size);
 	out_bool(o, "direct", "Direct I/O", b->is_direct);
 	out_size(o, "data_chunk", "Data chunk size",
-		 b->data_chunk ? b->data_chunk : BFS_EXTENT_CHUNK_MAX);
+		 b->data_chunk ? b->data_chunk : BFS_DATA_CHUNK_DEFAULT);
 }
 
 static void describe_result(struct bfs_out *o, enum fs_workload w, const struct result *r)

@@ -49,8 +49,9 @@ static const struct bfs_opt format_opts[] = {
 		"on (remount-ro) or stops (panic)",
 		.values = BFS_VAL_WORDS, .words = BFS_WORDS_ERRORS),
 	BFS_OPT("data-chunk", 0, OPT_DATA_CHUNK, "SIZE",
-		"file data is checksummed (and compressed) in chunks\nof SIZE, 4K to 64K (default 64K): what a small\n"
-		"random read reads and verifies",
+		"file data is checksummed (and compressed) in chunks\n"
+		"of SIZE, 4K to 64K (default 16K, 64K compressed):\n"
+		"what a small random read reads and verifies",
 		.values = BFS_VAL_WORDS, .words = BFS_WORDS_DATA_CHUNK),
 	BFS_OPT("discard", 0, OPT_DISCARD, NULL, "discard the whole device first"),
 	BFS_OPT("size", 0, OPT_SIZE, "SIZE", "create (or grow) DEVICE as a sparse image file"),

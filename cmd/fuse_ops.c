@@ -42,6 +42,16 @@
 
 /* FUSE requests carry up to this much data (256 pages, the kernel's limit) */
 #define BFS_FUSE_MAX_WRITE	(1U << 20)
+/*
+ * Asynchronous requests (an application's direct I/O through libaio or
+ * io_uring, readahead) the kernel keeps in flight to us at once.  Its
+ * default, 12, caps fio's QD64 random reads at 12 outstanding requests and
+ * halves their rate (doc/benchmarks.md, "Data path through FUSE"); with
+ * more in flight than threads the rest wait in the kernel's queue, costing
+ * nothing.  The kernel lowers it for unprivileged mounts
+ * (/proc/sys/fs/fuse/max_user_bgreq).
+ */
+#define BFS_FUSE_MAX_BACKGROUND	128
 
 /* fuse_file_info.fh of an open file: the open is direct_io (want_direct_io()) */
 #define BFS_FH_DIRECT_IO	(1U << 0)
@@ -164,6 +174,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	struct bfs_fuse *f = userdata;
 
 	conn->max_write = BFS_FUSE_MAX_WRITE;
+	conn->max_background = BFS_FUSE_MAX_BACKGROUND;
+	conn->congestion_threshold = BFS_FUSE_MAX_BACKGROUND / 4 * 3;
 	/* the kernel clears set-user-ID and set-group-ID bits itself */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	/* only this mount changes the filesystem, so caching is exact */
@@ -645,8 +657,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	if (off < 0)
 		return reply_err(req, -EINVAL);
-	buf = malloc(size ? size : 1);
-	if (!buf)
+	/* page-aligned: whole chunks are read into it directly, without a bounce */
+	if (posix_memalign((void **)&buf, 4096, size ? size : 1))
 		return reply_err(req, -ENOMEM);
 	n = bfs_fs_read(fs_of(req), ino, buf, size, (u64)off);
 	if (n < 0) {
@@ -673,7 +685,9 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		ret = bfs_fuse_kill_caps(req, ino);
 	if (ret)
 		return reply_err(req, ret);
-	n = bfs_fs_write(fs_of(req), ino, buf, size, (u64)off);
+	/* the application's buffered writes stay buffered on the device too */
+	n = bfs_fs_write_flags(fs_of(req), ino, buf, size, (u64)off,
+			       (fi->flags & O_DIRECT) ? 0 : BFS_WRITE_CACHED);
 	if (n < 0)
 		return reply_err(req, n);
 	fuse_reply_write(req, (size_t)n);

@@ -535,7 +535,7 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"  allow_other         let other users access the mount (permissions apply)\n"
 	"  allow_root          let root access the mount too\n"
 	"  cache_size=SIZE     btree node cache (e.g. 256M)\n"
-	"  max_threads=N       FUSE worker threads (default 10)\n"
+	"  max_threads=N       FUSE worker threads (default 64)\n"
 	"  attr_timeout=SECS   how long the kernel caches attributes (default 60)\n"
 	"  entry_timeout=SECS  how long the kernel caches names (default 60)\n"
 	"  commit=SECS         make everything durable this often (default 5)\n"

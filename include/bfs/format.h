@@ -158,6 +158,8 @@ enum bfs_errors {
 /* bfs_sb_options.data_chunk_shift, non-zero: 4 KiB to BFS_EXTENT_CHUNK_MAX */
 #define BFS_DATA_CHUNK_MIN_SHIFT	12
 #define BFS_DATA_CHUNK_MAX_SHIFT	16
+/* new filesystems without compression: a 4 KiB random read reads 16 KiB */
+#define BFS_DATA_CHUNK_DEFAULT		(16 * KiB)
 
 /*
  * BFS_SB_FIELD_REPAIR payload: which btrees a repair could not restore

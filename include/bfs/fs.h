@@ -209,6 +209,16 @@ int bfs_fs_touch_atime(struct bfs_fs *fs, u64 ino, unsigned policy);
 /* data: holes read as zeros; a checksum mismatch is -EIO, never wrong data */
 ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off);
 ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off);
+/*
+ * BFS_WRITE_CACHED: the caller's own I/O is buffered (a file opened without
+ * O_DIRECT): its data goes to the device through the host page cache
+ * whatever its size, so the write returns without waiting for the device
+ * and the next fsync makes it durable, as a kernel filesystem's buffered
+ * write does.  Without it, writes of 64 KiB and more go direct.
+ */
+#define BFS_WRITE_CACHED	(1U << 0)
+ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off,
+			   unsigned flags);
 
 #define BFS_FALLOC_KEEP_SIZE	(1U << 0)
 #define BFS_FALLOC_PUNCH_HOLE	(1U << 1)	/* with KEEP_SIZE */

@@ -36,7 +36,7 @@ struct bfs_format_opts {
 	u8	compression_level;	/* 0: default level for the type */
 	bool	errors_set;		/* errors: enum bfs_errors (default continue) */
 	u8	errors;
-	u32	data_chunk;		/* bytes; 0: BFS_EXTENT_CHUNK_MAX, no options section */
+	u32	data_chunk;		/* bytes; 0: bfs_data_chunk_default() */
 };
 
 /*
@@ -170,6 +170,12 @@ int bfs_errors_parse(const char *name, unsigned *errors);
 int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err);
 /* bytes; when never set BFS_EXTENT_CHUNK_MAX, or the bucket size if smaller */
 u32 bfs_sb_data_chunk(const struct bfs_sb *sb);
+/*
+ * What `bfs format` gives a filesystem without --data-chunk (doc/format/data.md,
+ * "Choosing the chunk size"): BFS_DATA_CHUNK_DEFAULT, or the largest chunk
+ * with compression, within the block and bucket sizes of @sb.
+ */
+u32 bfs_data_chunk_default(const struct bfs_sb *sb);
 /*
  * The options section, or NULL if absent (validated by bfs_sb_validate).
  * Only its first BFS_SB_OPTIONS_V1_BYTES are sure to be there.

@@ -97,6 +97,8 @@ struct data_update {
 	 */
 	struct bfs_fs *unlock_fs;
 	bool	relocked;
+	/* data_queue_write(): every chunk through the page cache (BFS_WRITE_CACHED) */
+	bool	cached;
 };
 
 /* ---- extent.c: the extent and alloc key types ---- */
@@ -252,7 +254,7 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
  * re-reads *inode after taking it again.
  */
 ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
-			      size_t len, u64 off);
+			      size_t len, u64 off, unsigned flags);
 
 /* ---- gc.c ---- */
 /*

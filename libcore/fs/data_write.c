@@ -95,6 +95,7 @@ struct write_plan {
 	u8	*own[2 * BFS_CHUNK_BATCH_MAX];	/* merge buffers, compressed copies */
 	unsigned nr, nr_io, nr_own;
 	bool	merged;		/* a chunk holds old data of the file (partial blocks) */
+	bool	cached;		/* every write through the page cache (BFS_WRITE_CACHED) */
 };
 
 /*
@@ -108,7 +109,7 @@ static void plan_io(struct write_plan *p, u64 dev_off, const void *buf, size_t l
 {
 	p->io[p->nr_io++] = (struct bfs_dev_io){ .off = dev_off, .buf = (void *)buf, .len = len,
 						 .write = true,
-						 .cached = len < WRITE_DIRECT_MIN };
+						 .cached = p->cached || len < WRITE_DIRECT_MIN };
 	if (own)
 		p->own[p->nr_own++] = own;
 }
@@ -247,6 +248,7 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 		return -ENOMEM;
 	p->nr = p->nr_io = p->nr_own = 0;
 	p->merged = false;
+	p->cached = u->cached;
 	if (bfs_data_space_low(d))
 		max = DATA_SMALL_TRANS / 2;
 	while (pos < end && p->nr < max) {
@@ -323,7 +325,7 @@ static int gc_unlocked(struct bfs_fs *fs, struct bfs_inode *inode, struct data_u
 }
 
 ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
-			      size_t len, u64 off)
+			      size_t len, u64 off, unsigned flags)
 {
 	struct bfs_fs_data *d = fs->data;
 	unsigned gc_tries = 0;
@@ -349,6 +351,7 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 		u.gc_unlocked = true;
 		u.gc_tries = gc_tries;
 		u.unlock_fs = fs;
+		u.cached = flags & BFS_WRITE_CACHED;
 		qret = data_queue_write(d, &u, inode->ino, buf ? (const u8 *)buf + total : NULL,
 					len - total, off + total, cbuf, &done);
 		if (u.relocked) {
@@ -400,7 +403,8 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 	return ret;
 }
 
-ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off)
+ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off,
+			   unsigned flags)
 {
 	struct bfs_inode inode;
 	ssize_t ret;
@@ -416,7 +420,12 @@ ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u6
 		return ret;
 	ret = bfs_iflags_may_write(inode.flags, inode.size, off);
 	if (!ret)
-		ret = bfs_data_write_locked(fs, &inode, buf, len, off);
+		ret = bfs_data_write_locked(fs, &inode, buf, len, off, flags);
 	bfs_inode_unlock(fs, ino);
 	return ret;
+}
+
+ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off)
+{
+	return bfs_fs_write_flags(fs, ino, buf, len, off, 0);
 }

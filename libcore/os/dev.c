@@ -404,7 +404,7 @@ int bfs_os_pwrite_all(int fd, u64 off, const void *buf, size_t len)
 	return 0;
 }
 
-/* bounce buffers are allocated per request, at most this big */
+/* bounce buffers are at most this big (the thread's own, dev_bounce.c, or one per request) */
 #define DEV_BOUNCE_MAX	(2 * MiB)
 
 int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
@@ -447,7 +447,9 @@ void bfs_dev_direct_worked(struct bfs_dev *dev, int fd)
 static int dev_bounce_xfer(struct bfs_dev *dev, u64 off, u8 *p, size_t len, bool write)
 {
 	size_t chunk = BFS_MIN(len, (size_t)DEV_BOUNCE_MAX);
-	u8 *bounce = bfs_aligned_alloc(BFS_MAX(dev->sector_size, 4096U), chunk);
+	unsigned align = BFS_MAX(dev->sector_size, 4096U);
+	u8 *mine = bfs_dev_bounce_get(align, chunk);
+	u8 *bounce = mine ? mine : bfs_aligned_alloc(align, chunk);
 	int ret = 0;
 
 	if (!bounce)
@@ -467,7 +469,8 @@ static int dev_bounce_xfer(struct bfs_dev *dev, u64 off, u8 *p, size_t len, bool
 		off += n;
 		len -= n;
 	}
-	bfs_free(bounce);
+	if (!mine)
+		bfs_free(bounce);
 	return ret;
 }
 

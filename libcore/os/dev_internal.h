@@ -80,6 +80,12 @@ int bfs_dev_inject_write(struct bfs_dev *dev);
 int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
 		    bool *bounce);
 /*
+ * dev_bounce.c: this thread's bounce buffer of at least @len bytes aligned
+ * to @align, valid until its next call on this thread; NULL if it cannot
+ * be had (allocate one for the transfer instead)
+ */
+u8 *bfs_dev_bounce_get(unsigned align, size_t len);
+/*
  * dev.c: after a transfer on @fd failed with @ret: was that the first
  * direct transfer refused with EINVAL (a filesystem that takes O_DIRECT at
  * open and not in I/O)?  Then the device has gone buffered: redo it.

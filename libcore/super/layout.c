@@ -223,8 +223,9 @@ int bfs_sb_layout(const struct bfs_format_opts *o, u64 dev_size, unsigned sector
 		sb->copy_offset[i] = cpu_to_le64(offsets[i]);
 
 	ret = pick_compression(o, sb, err);
-	if (!ret && o->data_chunk)
-		ret = bfs_sb_set_data_chunk(sb, o->data_chunk, err);
+	if (!ret)
+		ret = bfs_sb_set_data_chunk(sb, o->data_chunk ? o->data_chunk :
+					    bfs_data_chunk_default(sb), err);
 	if (ret)
 		return ret;
 	ret = pick_identity(o, sb, err);

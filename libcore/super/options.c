@@ -204,6 +204,15 @@ int bfs_sb_set_data_chunk(struct bfs_sb *sb, u32 bytes, char *err)
 	return 0;
 }
 
+u32 bfs_data_chunk_default(const struct bfs_sb *sb)
+{
+	u32 c = sb->compression_type != BFS_COMPRESSION_NONE ? BFS_EXTENT_CHUNK_MAX :
+		BFS_DATA_CHUNK_DEFAULT;
+
+	c = BFS_MIN(c, le32_to_cpu(sb->bucket_size));
+	return BFS_MAX(c, le32_to_cpu(sb->block_size));
+}
+
 u32 bfs_sb_data_chunk(const struct bfs_sb *sb)
 {
 	unsigned shift = data_chunk_shift(sb);

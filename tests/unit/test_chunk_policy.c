@@ -96,10 +96,15 @@ START_TEST(test_sb_option)
 	u32 bad[] = { 0, 2048, 3 * 4096, 128 * KiB, 4096 + 1 };
 	unsigned i;
 
-	/* the default: no section, 64 KiB, no feature bit */
-	ck_assert_ptr_null(bfs_sb_field_get(sb, BFS_SB_FIELD_OPTIONS));
+	/* format's default: 16 KiB, written down */
+	ck_assert_uint_eq(bfs_sb_data_chunk(sb), BFS_DATA_CHUNK_DEFAULT);
+	ck_assert_uint_eq(options(sb)->data_chunk_shift, 14);
+	ck_assert(le64_to_cpu(sb->compat) & BFS_FEAT_COMPAT_DATA_CHUNK);
+	/* a filesystem from before: no section, 64 KiB */
+	bfs_sb_field_delete(sb, BFS_SB_FIELD_OPTIONS);
+	sb->compat = cpu_to_le64(le64_to_cpu(sb->compat) & ~BFS_FEAT_COMPAT_DATA_CHUNK);
 	ck_assert_uint_eq(bfs_sb_data_chunk(sb), BFS_EXTENT_CHUNK_MAX);
-	ck_assert(!(le64_to_cpu(sb->compat) & BFS_FEAT_COMPAT_DATA_CHUNK));
+	ck_assert_int_eq(validate(sb, err), 0);
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		ck_assert_int_eq(bfs_sb_set_data_chunk(sb, bad[i], err), -EINVAL);
 		ck_assert_ptr_nonnull(strstr(err, "4K to 64K"));
@@ -126,6 +131,18 @@ START_TEST(test_sb_option)
 		o = (struct bfs_format_opts){ .bucket_size = 16384 };
 		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
 		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 16384);
+		/* the default follows the block and bucket sizes, and compression */
+		o = (struct bfs_format_opts){ .block_size = 65536 };
+		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
+		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 64 * KiB);
+		o = (struct bfs_format_opts){ .bucket_size = 8192, .block_size = 4096,
+					      .btree_node_size = 4096 };
+		ck_assert_msg(!bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), "layout: %s", err);
+		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 8 * KiB);
+		o = (struct bfs_format_opts){ .compression_type = BFS_COMPRESSION_ZSTD };
+		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), 0);
+		ck_assert_uint_eq(bfs_sb_data_chunk(sb), 64 * KiB);
+		o = (struct bfs_format_opts){ .bucket_size = 16384 };
 		o.data_chunk = 32768;
 		ck_assert_int_eq(bfs_sb_layout(&o, DEV_SIZE, 512, sb, err), -EINVAL);
 		ck_assert_ptr_nonnull(strstr(err, "bucket size"));
@@ -420,7 +437,7 @@ static u64 lookup(struct bfs_fs *fs, const char *name)
  */
 START_TEST(test_set_option_new_writes)
 {
-	struct bfs_dev *dev = mkfs_chunk(0);
+	struct bfs_dev *dev = mkfs_chunk(64 * KiB);
 	struct bfs_fs *fs = tu_fs_open(dev);
 	const u64 size = 512 * KiB;
 	u8 *old = bfs_zalloc(size), *young = bfs_zalloc(size);

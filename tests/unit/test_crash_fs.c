@@ -19,8 +19,10 @@
  * that documented behaviour.)
  *
  * The filesystem cuts data into 16 KiB chunks (BFS_CRASH_DATA_CHUNK, bytes,
- * 0 for the 64 KiB default): writes of up to 48 KiB then span several
- * chunks, most of them cut at a chunk boundary inside the write.
+ * 0 for format's default): writes of up to 96 KiB then span several
+ * chunks, most of them cut at a chunk boundary inside the write.  Half the
+ * writes ask for the page cache (BFS_WRITE_CACHED, a mount's buffered
+ * writes), half go direct from 64 KiB on (a mount's O_DIRECT writes).
  *
  * Environment: BFS_CRASH_FS_OPS (default 1000), BFS_CRASH_SEED,
  * BFS_CRASH_DATA_CHUNK and the crash_states.h variables.
@@ -47,6 +49,7 @@
 #define NR_DIRS		3
 #define NR_FILES	6
 #define MAX_OFF		(48 * 1024)
+#define MAX_WRITE	(96 * 1024)
 
 struct buf {
 	char *p;
@@ -91,7 +94,7 @@ static int hash_dir(struct bfs_fs *fs, u64 dir, struct buf *out);
 /* append the canonical description of inode @ino called @name */
 static int hash_inode(struct bfs_fs *fs, const char *name, u64 ino, struct buf *out)
 {
-	static u8 data[MAX_OFF + 65536];
+	static u8 data[MAX_OFF + MAX_WRITE + 4096];
 	struct bfs_stat st;
 	char line[512];
 	ssize_t n;
@@ -250,7 +253,8 @@ static void one_op(struct workload *w)
 	char n[16], n2[16];
 	struct bfs_stat st;
 	u64 r = below(w, 100);
-	static u8 data[16384];
+	/* up to 16 KiB mostly; some of 64 KiB and more, which go direct unless cached */
+	static u8 data[MAX_WRITE];
 
 	name_of(n, below(w, NR_FILES));
 	name_of(n2, below(w, NR_FILES));
@@ -258,11 +262,14 @@ static void one_op(struct workload *w)
 		bfs_fs_mknod(w->fs, d, n, strlen(n), S_IFREG | 0644, 0, &cr, &st);
 	} else if (r < 45) {
 		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode)) {
-			u64 off = below(w, MAX_OFF), len = 1 + below(w, sizeof(data)), i;
+			u64 off = below(w, MAX_OFF), i;
+			u64 len = 1 + below(w, r < 40 ? 16384 : sizeof(data));
+			unsigned flags = below(w, 2) ? BFS_WRITE_CACHED : 0;
 
 			for (i = 0; i < len; i++)
 				data[i] = (u8)crash_splitmix(&w->rng);
-			ck_assert_int_eq(bfs_fs_write(w->fs, st.ino, data, len, off), (ssize_t)len);
+			ck_assert_int_eq(bfs_fs_write_flags(w->fs, st.ino, data, len, off, flags),
+					 (ssize_t)len);
 		}
 	} else if (r < 49) {
 		if (!bfs_fs_lookup(w->fs, d, n, strlen(n), &st) && S_ISREG(st.mode)) {

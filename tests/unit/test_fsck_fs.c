@@ -429,7 +429,7 @@ START_TEST(test_check_data)
 
 	f1 = mkfile(fs, BFS_ROOT_INO, "f1", 1, 128 * KiB);
 	f2 = mkfile(fs, BFS_ROOT_INO, "f2", 2, 4096);
-	/* the second chunk of f1: file bytes 64K..128K */
+	/* the chunk of f1 that starts at file byte 64K */
 	ck_assert_int_eq(bfs_btree_lookup(bfs_fs_core(fs), BFS_BTREE_EXTENTS,
 					  BFS_POS(f1, 129, 0), kbuf, sizeof(kbuf)), 0);
 	ck_assert_uint_eq(bfs_bkey_start(k), 128);
