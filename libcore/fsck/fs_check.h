@@ -196,7 +196,7 @@ int fsck_drop_extent(struct fs_check *fc, const struct bfs_bkey *k);
  * (*dir, *target set) or not an entry pass 2 checks (*dir NULL), else the
  * problem (pass_fs.c reports and repairs it)
  */
-enum bfs_problem_code fsck_dirent_state(const struct fs_check *fc, const struct bfs_bkey *k,
+enum bfs_problem_code fsck_dirent_state(struct fs_check *fc, const struct bfs_bkey *k,
 					struct fsck_dir **dir, size_t *target);
 
 /*

@@ -118,7 +118,7 @@ fix_at(struct fs_check *fc, enum bfs_problem_code code, enum bfs_btree_id btree,
 	return bfs_fix_problem_at(fc->f, code, &loc, "%s", detail);
 }
 
-enum bfs_problem_code fsck_dirent_state(const struct fs_check *fc, const struct bfs_bkey *k,
+enum bfs_problem_code fsck_dirent_state(struct fs_check *fc, const struct bfs_bkey *k,
 					struct fsck_dir **dir, size_t *target)
 {
 	const struct bfs_dirent_v *v = bfs_bkey_val(k);
