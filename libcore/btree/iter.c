@@ -78,7 +78,7 @@ static void readahead_hint(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsig
 		struct bfs_bpos max;
 		u32 i;
 
-		if (bfs_btree_descend_read(c, id, pos, 1, &n))
+			if (bfs_btree_descend_read(c, id, pos, 1, &n))
 			return;
 		max = n->max;
 		/* a root that is a leaf has nothing ahead of it */
@@ -89,6 +89,7 @@ static void readahead_hint(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsig
 			if (bfs_bkey_deleted(k) || k->type != BFS_KEY_BTREE_PTR)
 				continue;
 			bfs_dev_will_read(c->dev, le64_to_cpu(bkey_ptr_val(k)->offset), c->node_size);
+			STAT_INC(c, readahead_hints);
 			count--;
 		}
 		if (n->level != 1)
@@ -141,7 +142,7 @@ static void *readahead_thread(void *arg)
 		c->ra_tail++;
 		bfs_mutex_unlock(&c->ra_lock);
 
-		if (c->cache.ra_hint)
+			if (c->cache.ra_hint)
 			readahead_hint(c, id, pos, count);
 		else
 			readahead_load(c, id, pos, count);
