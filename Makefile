@@ -11,7 +11,10 @@ PKGS := libxxhash libzstd blkid uuid
 CMD_PKGS := $(PKGS) fuse3 ext2fs com_err
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(CMD_PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(CMD_PKGS) readline 2>/dev/null)
+# readline is dlopen'd by bfs debug's shell (cmd/debug_tty.c): only its headers
+PKG_CFLAGS += $(shell pkg-config --cflags readline 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(CMD_PKGS) 2>/dev/null) \
+	-Wl,--push-state,--as-needed -ldl -Wl,--pop-state
 # io_uring for batches of device I/O (libcore/os/uring.c); without it, synchronous
 URING_LIBS := $(shell pkg-config --libs liburing 2>/dev/null)
 PKG_CFLAGS += $(if $(URING_LIBS),-DBFS_HAVE_LIBURING $(shell pkg-config --cflags liburing))

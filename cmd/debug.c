@@ -330,10 +330,13 @@ static int cmd_debug(const struct bfs_cmd *cmd, int argc, char **argv)
 		ret = dbg_run_line(&d, request);
 	else if (file)
 		ret = run_file(&d, file);
-	else if (isatty(STDIN_FILENO))
+	else if (isatty(STDIN_FILENO) && dbg_readline_load())
 		ret = dbg_interactive(&d);
-	else
+	else {
+		if (isatty(STDIN_FILENO))
+			fprintf(stderr, "bfs debug: libreadline.so.8 not found: no prompt, history or completion\n");
 		ret = run_file(&d, "-");
+	}
 	if (ret == DBG_QUIT)
 		ret = 0;
 

@@ -92,6 +92,8 @@ int dbg_begin_raw_write(struct dbg *d);
 void dbg_end_raw_write(struct dbg *d);
 
 /* ---- debug_tty.c ---- */
+/* libreadline loaded (once); false if it is missing */
+bool dbg_readline_load(void);
 int dbg_interactive(struct dbg *d);
 
 /* ---- debug_util.c ---- */

@@ -7,11 +7,17 @@
  * command's argument synopsis (PATH/DIR/INUM: names in the image, read with
  * bfs_fs_readdir from the current directory; BTREE; FIELD; TYPE; COMMAND;
  * HOSTFILE/HOSTDIR: files on the host).
+ *
+ * libreadline is loaded when the shell starts instead of linked: its and
+ * libtinfo's relocated pages cost every other subcommand (fsck) about
+ * 0.3 MB of RSS for nothing (doc/benchmarks.md).  Without it the shell
+ * reads commands as -f - does.
  */
 #include "debug.h"
 
 #include <bfs/btree.h>
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +30,75 @@
 #define HISTORY_MAX	1000
 
 static struct dbg *tty_dbg;	/* readline's callbacks take no context */
+
+/* what the shell uses of libreadline: functions, and variables by address */
+static struct {
+	__typeof__(readline) *readline;
+	__typeof__(add_history) *add_history;
+	__typeof__(using_history) *using_history;
+	__typeof__(stifle_history) *stifle_history;
+	__typeof__(read_history) *read_history;
+	__typeof__(write_history) *write_history;
+	__typeof__(append_history) *append_history;
+	__typeof__(history_truncate_file) *history_truncate_file;
+	__typeof__(rl_completion_matches) *completion_matches;
+	__typeof__(rl_line_buffer) *line_buffer;
+	__typeof__(rl_attempted_completion_over) *attempted_completion_over;
+	__typeof__(rl_completion_append_character) *completion_append_character;
+	__typeof__(rl_readline_name) *readline_name;
+	__typeof__(rl_attempted_completion_function) *attempted_completion_function;
+	__typeof__(rl_basic_word_break_characters) *basic_word_break_characters;
+	__typeof__(rl_completer_word_break_characters) *completer_word_break_characters;
+} rl;
+
+#define RL_SYM(field, name)	{ #name, (void **)&rl.field }
+
+static const struct {
+	const char *name;
+	void **slot;
+} rl_syms[] = {
+	RL_SYM(readline, readline),
+	RL_SYM(add_history, add_history),
+	RL_SYM(using_history, using_history),
+	RL_SYM(stifle_history, stifle_history),
+	RL_SYM(read_history, read_history),
+	RL_SYM(write_history, write_history),
+	RL_SYM(append_history, append_history),
+	RL_SYM(history_truncate_file, history_truncate_file),
+	RL_SYM(completion_matches, rl_completion_matches),
+	RL_SYM(line_buffer, rl_line_buffer),
+	RL_SYM(attempted_completion_over, rl_attempted_completion_over),
+	RL_SYM(completion_append_character, rl_completion_append_character),
+	RL_SYM(readline_name, rl_readline_name),
+	RL_SYM(attempted_completion_function, rl_attempted_completion_function),
+	RL_SYM(basic_word_break_characters, rl_basic_word_break_characters),
+	RL_SYM(completer_word_break_characters, rl_completer_word_break_characters),
+};
+
+bool dbg_readline_load(void)
+{
+	static const char *const sonames[] = { "libreadline.so.8", "libreadline.so" };
+	static int loaded;	/* 0 not tried, 1 loaded, -1 missing */
+	void *h = NULL;
+	size_t i;
+
+	if (loaded)
+		return loaded > 0;
+	loaded = -1;
+	for (i = 0; !h && i < ARRAY_SIZE(sonames); i++)
+		h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(rl_syms); i++) {
+		*rl_syms[i].slot = dlsym(h, rl_syms[i].name);
+		if (!*rl_syms[i].slot) {
+			dlclose(h);
+			return false;
+		}
+	}
+	loaded = 1;
+	return true;
+}
 
 /* ---- candidate lists ---- */
 
@@ -161,24 +236,24 @@ static char **complete(const char *text, int start, int end)
 	struct dbg *d = tty_dbg;
 	const struct dbg_cmd *c;
 	char first[64], kind[64];
-	const char *p = rl_line_buffer;
+	const char *p = (*rl.line_buffer);
 	int words = 0, opts = 0;
 	char **m;
 
-	rl_attempted_completion_over = 1;
-	rl_completion_append_character = ' ';
+	*rl.attempted_completion_over = 1;
+	*rl.completion_append_character = ' ';
 	cands_free();
 	first[0] = '\0';
 	/* count the words before the one being completed */
-	while (p < rl_line_buffer + start) {
+	while (p < (*rl.line_buffer) + start) {
 		const char *w;
 
-		while (p < rl_line_buffer + start && (*p == ' ' || *p == '\t'))
+		while (p < (*rl.line_buffer) + start && (*p == ' ' || *p == '\t'))
 			p++;
-		if (p >= rl_line_buffer + start)
+		if (p >= (*rl.line_buffer) + start)
 			break;
 		w = p;
-		while (p < rl_line_buffer + start && *p != ' ' && *p != '\t')
+		while (p < (*rl.line_buffer) + start && *p != ' ' && *p != '\t')
 			p++;
 		if (!words)
 			snprintf(first, sizeof(first), "%.*s", (int)(p - w), w);
@@ -188,13 +263,13 @@ static char **complete(const char *text, int start, int end)
 	}
 	if (!words) {
 		cands_commands();
-		return rl_completion_matches(text, cands_gen);
+		return rl.completion_matches(text, cands_gen);
 	}
 	c = dbg_find_cmd(first);
 	if (!c || !synopsis_word(c, words - 1 - opts, kind, sizeof(kind)))
 		return NULL;
 	if (strstr(kind, "HOST")) {
-		rl_attempted_completion_over = 0;	/* readline's own file names */
+		*rl.attempted_completion_over = 0;	/* readline's own file names */
 		return NULL;
 	}
 	if (strstr(kind, "PATH") || strstr(kind, "DIR") || strstr(kind, "INUM"))
@@ -210,10 +285,10 @@ static char **complete(const char *text, int start, int end)
 		cands_commands();
 	else
 		return NULL;
-	m = rl_completion_matches(text, cands_gen);
+	m = rl.completion_matches(text, cands_gen);
 	/* a directory: go on typing inside it, no space */
 	if (m && m[0] && !m[1] && *m[0] && m[0][strlen(m[0]) - 1] == '/')
-		rl_completion_append_character = '\0';
+		*rl.completion_append_character = '\0';
 	return m;
 }
 
@@ -235,9 +310,9 @@ static void history_save(const char *path, int added)
 {
 	if (!path || !added)
 		return;
-	if (access(path, F_OK) ? write_history(path) : append_history(added, path))
+	if (access(path, F_OK) ? rl.write_history(path) : rl.append_history(added, path))
 		return;
-	history_truncate_file(path, HISTORY_MAX);
+	rl.history_truncate_file(path, HISTORY_MAX);
 }
 
 int dbg_interactive(struct dbg *d)
@@ -246,16 +321,16 @@ int dbg_interactive(struct dbg *d)
 	int failed = 0, added = 0;
 
 	tty_dbg = d;
-	rl_readline_name = "bfs-debug";
-	rl_attempted_completion_function = complete;
-	rl_basic_word_break_characters = " \t";
-	rl_completer_word_break_characters = " \t";
-	using_history();
-	stifle_history(HISTORY_MAX);
+	*rl.readline_name = "bfs-debug";
+	*rl.attempted_completion_function = complete;
+	*rl.basic_word_break_characters = " \t";
+	*rl.completer_word_break_characters = " \t";
+	rl.using_history();
+	rl.stifle_history(HISTORY_MAX);
 	if (path)
-		read_history(path);
+		rl.read_history(path);
 
-	while ((line = readline("bfs: "))) {
+	while ((line = rl.readline("bfs: "))) {
 		char *s = line;
 		size_t n;
 		int ret;
@@ -270,7 +345,7 @@ int dbg_interactive(struct dbg *d)
 			free(line);
 			continue;
 		}
-		add_history(s);
+		rl.add_history(s);
 		added++;
 		ret = dbg_run_line(d, s);
 		free(line);

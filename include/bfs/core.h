@@ -176,6 +176,7 @@ struct bfs_core_stats {
 	u64	replayed_keys;
 	u64	meta_slots_total;	/* node-sized slots usable for metadata */
 	u64	meta_slots_used;
+	u64	readahead_hints;	/* leaves handed to the page cache ahead of scans */
 };
 
 void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s);

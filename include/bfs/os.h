@@ -8,6 +8,9 @@
 #define BFS_OS_H
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +56,16 @@ static inline void *bfs_remap(void *p, size_t old, size_t n)
 	return q == MAP_FAILED ? NULL : q;
 }
 static inline void bfs_mem_release(void *p, size_t n) { madvise(p, n, MADV_DONTNEED); }
+/*
+ * Give the heap's free pages back to the system: what a phase freed stays
+ * resident otherwise, under whatever the next phase keeps above it.
+ */
+static inline void bfs_heap_trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
 
 /* ---- time ---- */
 static inline u64 bfs_clock_ns(int clock)

@@ -21,6 +21,9 @@
 
 #include "internal.h"
 
+/* the smallest budget, in nodes, that read-ahead loads leaves into */
+#define CACHE_RA_LOAD_NODES	64
+
 static u64 hash_offset(u64 off)
 {
 	off ^= off >> 29;
@@ -40,6 +43,12 @@ int bfs_cache_init(struct bfs_core *c, u64 budget)
 		return -ENOMEM;
 	bc->mask = size - 1;
 	bc->budget = budget;
+	/*
+	 * Leaves loaded ahead of a sweep take their room from the nodes it
+	 * holds: under a small budget they are evicted before use (doc/fsck.md),
+	 * so read-ahead fills the page cache instead, which the RSS does not pay.
+	 */
+	bc->ra_hint = budget < CACHE_RA_LOAD_NODES * c->node_size;
 	bc->lru.lru_next = bc->lru.lru_prev = &bc->lru;
 	bfs_mutex_init(&bc->lock);
 	bfs_cond_init(&bc->wait);

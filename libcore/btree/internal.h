@@ -157,6 +157,8 @@ struct btree_cache {
 	u64	nr;
 	u64	nr_dirty;
 	u64	dirty_bytes;
+	/* read-ahead only hints the leaves to the page cache (a small budget) */
+	bool	ra_hint;
 	struct btree_node lru;		/* list head: lru.lru_next = most recent */
 	struct node_bufs bufs;
 };

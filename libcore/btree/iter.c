@@ -65,6 +65,62 @@ err:
 
 /* ---- readahead ---- */
 
+/*
+ * The next @count leaves from @pos, as their parents name them, go to the
+ * page cache: the iterator's own read then finds them there, and the node
+ * cache holds none of them before it gets there.
+ */
+static void readahead_hint(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsigned count)
+{
+	while (count) {
+		struct btree_node *n;
+		struct node_slot s;
+		struct bfs_bpos max;
+		u32 i;
+
+			if (bfs_btree_descend_read(c, id, pos, 1, &n))
+			return;
+		max = n->max;
+		/* a root that is a leaf has nothing ahead of it */
+		for (i = n->level == 1 ? bfs_node_search(n, pos, &s) : n->nr; i < n->nr && count;
+		     i++, node_slot_next(n, &s)) {
+			const struct bfs_bkey *k = node_slot_key(n, s);
+
+			if (bfs_bkey_deleted(k) || k->type != BFS_KEY_BTREE_PTR)
+				continue;
+			bfs_dev_will_read(c->dev, le64_to_cpu(bkey_ptr_val(k)->offset), c->node_size);
+			STAT_INC(c, readahead_hints);
+			count--;
+		}
+		if (n->level != 1)
+			max = BFS_POS_MAX;
+		bfs_rwlock_unlock(&n->lock);
+		bfs_cache_put(c, n);
+		if (bfs_bpos_eq(max, BFS_POS_MAX))
+			return;
+		pos = bfs_bpos_successor(max);
+	}
+}
+
+/* the next @count leaves from @pos, loaded into the node cache */
+static void readahead_load(struct bfs_core *c, u8 id, struct bfs_bpos pos, unsigned count)
+{
+	/* a fresh descent always follows current pointers, never stale ones */
+	while (count--) {
+		struct btree_node *n;
+		struct bfs_bpos max;
+
+		if (bfs_btree_descend_read(c, id, pos, 0, &n))
+			return;
+		max = n->max;
+		bfs_rwlock_unlock(&n->lock);
+		bfs_cache_put(c, n);
+		if (bfs_bpos_eq(max, BFS_POS_MAX))
+			return;
+		pos = bfs_bpos_successor(max);
+	}
+}
+
 static void *readahead_thread(void *arg)
 {
 	struct bfs_core *c = arg;
@@ -86,20 +142,10 @@ static void *readahead_thread(void *arg)
 		c->ra_tail++;
 		bfs_mutex_unlock(&c->ra_lock);
 
-		/* a fresh descent always follows current pointers, never stale ones */
-		while (count--) {
-			struct btree_node *n;
-			struct bfs_bpos max;
-
-			if (bfs_btree_descend_read(c, id, pos, 0, &n))
-				break;
-			max = n->max;
-			bfs_rwlock_unlock(&n->lock);
-			bfs_cache_put(c, n);
-			if (bfs_bpos_eq(max, BFS_POS_MAX))
-				break;
-			pos = bfs_bpos_successor(max);
-		}
+			if (c->cache.ra_hint)
+			readahead_hint(c, id, pos, count);
+		else
+			readahead_load(c, id, pos, count);
 		bfs_mutex_lock(&c->ra_lock);
 	}
 	bfs_mutex_unlock(&c->ra_lock);

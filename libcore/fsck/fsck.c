@@ -50,6 +50,8 @@ static int run_passes(struct bfs_fsck *f)
 		if (f->verbose)
 			bfs_fsck_printf(f, "pass %zu: checking %s", i, passes[i].name);
 		ret = passes[i].fn(f);
+		/* the next pass's peak need not sit on this one's freed heap */
+		bfs_heap_trim();
 		if (ret == -EUCLEAN)
 			return BFS_FSCK_UNCORRECTED;
 		if (ret)

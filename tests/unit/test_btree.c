@@ -6,6 +6,8 @@
  */
 #include "test_btree_util.h"
 
+#include <unistd.h>
+
 #define MODEL_N 20000
 
 static struct bfs_dev *dev;
@@ -456,6 +458,63 @@ START_TEST(test_cache_budget)
 }
 END_TEST
 
+/*
+ * Read-ahead loads leaves into a cache that has room for them and only
+ * hints them to the page cache under a small budget; either way a sweep
+ * sees every key once, in order.
+ */
+START_TEST(test_readahead_mode)
+{
+	static const u64 budgets[] = { 8 * 16 * KiB, 0 };
+	struct bfs_core_stats st;
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 nr, prev = 0;
+	int ret;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, 16 * KiB, 0, 0);
+	c = tu_open(dev, false, 0);
+	insert_seq(c, 30000, 3);
+	/*
+	 * a sweep asks for read-ahead when it finds a leaf's keys end before
+	 * the leaf does: with every other key gone, half the leaves
+	 */
+	for (u64 i = 1; i < 30000; i += 2)
+		ck_assert_int_eq(bfs_btree_delete(c, BFS_BTREE_INODES, BFS_POS(i / 100, i % 100, 0)), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	for (unsigned b = 0; b < ARRAY_SIZE(budgets); b++) {
+		c = tu_open(dev, false, budgets[b]);
+		nr = 0;
+		bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, BFS_ITER_PREFETCH);
+		for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
+			u64 idx = le64_to_cpu(k->inode) * 100 + le64_to_cpu(k->offset);
+
+			ck_assert(!nr || idx > prev);
+			prev = idx;
+			nr++;
+		}
+		ck_assert_int_eq(ret, -ENOENT);
+		bfs_btree_iter_exit(&it);
+		ck_assert_int_eq(nr, 15000);
+		/* the thread takes the requests in its own time: give it 10 s */
+		for (unsigned i = 0; i < 1000; i++) {
+			bfs_core_get_stats(c, &st);
+			if (st.readahead_hints || !budgets[b])
+				break;
+			usleep(10 * 1000);
+		}
+		if (budgets[b])
+			ck_assert_uint_gt(st.readahead_hints, 0);
+		else
+			ck_assert_uint_eq(st.readahead_hints, 0);
+		ck_assert_int_eq(bfs_core_close(c), 0);
+	}
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
 START_TEST(test_enospc)
 {
 	u64 buf[64], i;
@@ -787,6 +846,7 @@ static Suite *btree_suite(void)
 	tcase_add_test(tc, test_iter_keys_stable);
 	tcase_add_test(tc, test_extents);
 	tcase_add_test(tc, test_cache_budget);
+	tcase_add_test(tc, test_readahead_mode);
 	tcase_add_loop_test(tc, test_enospc, 0, 2);
 	tcase_add_test(tc, test_replay);
 	tcase_add_test(tc, test_journal_wraps);
