@@ -79,7 +79,7 @@ static u32 kill_bits(fuse_req_t req, const struct bfs_stat *st, unsigned how)
 
 int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr *sa)
 {
-	struct bfs_fs *fs = ((struct bfs_fuse *)fuse_req_userdata(req))->fs;
+	struct bfs_fs *fs = fs_of(req);
 	struct bfs_stat st;
 	u32 kill;
 	int ret;
@@ -100,7 +100,7 @@ int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr 
 
 int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino, unsigned how)
 {
-	struct bfs_fs *fs = ((struct bfs_fuse *)fuse_req_userdata(req))->fs;
+	struct bfs_fs *fs = fs_of(req);
 	struct bfs_setattr sa = { 0 };
 	struct bfs_stat st;
 	int ret;
@@ -116,7 +116,7 @@ int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino, unsigned how)
 
 void bfs_fuse_kill_notify(fuse_req_t req, u64 ino)
 {
-	struct bfs_fuse *f = fuse_req_userdata(req);
+	struct bfs_fuse *f = fuse_of(req);
 
 	if (f->se)
 		fuse_lowlevel_notify_inval_inode(f->se, ino, -1, 0);
@@ -124,7 +124,7 @@ void bfs_fuse_kill_notify(fuse_req_t req, u64 ino)
 
 int bfs_fuse_kill_caps(fuse_req_t req, u64 ino)
 {
-	struct bfs_fs *fs = ((struct bfs_fuse *)fuse_req_userdata(req))->fs;
+	struct bfs_fs *fs = fs_of(req);
 	ssize_t n;
 	int ret;
 

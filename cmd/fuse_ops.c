@@ -56,16 +56,6 @@
 /* fuse_file_info.fh of an open file: the open is direct_io (want_direct_io()) */
 #define BFS_FH_DIRECT_IO	(1U << 0)
 
-static struct bfs_fuse *fuse_of(fuse_req_t req)
-{
-	return fuse_req_userdata(req);
-}
-
-static struct bfs_fs *fs_of(fuse_req_t req)
-{
-	return fuse_of(req)->fs;
-}
-
 /*
  * The kernel accepts errno values below 512 only; anything else (a project
  * error code) is reported as an I/O error rather than rejected.

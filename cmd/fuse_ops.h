@@ -96,6 +96,17 @@ struct bfs_fuse {
 	bool		errors_seen;	/* remount-ro or panic already happened */
 };
 
+/* the mount a request is for, and its filesystem */
+static inline struct bfs_fuse *fuse_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static inline struct bfs_fs *fs_of(fuse_req_t req)
+{
+	return fuse_of(req)->fs;
+}
+
 extern const struct fuse_lowlevel_ops bfs_fuse_ops;
 
 /*
