@@ -471,7 +471,8 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 	int ret, r;
 
 	if (f->btrees_damaged) {
-		bfs_fix_problem(f, PR_FS_SKIPPED, "the btrees are damaged (pass 1)");
+		/* the pass numbers users see (-v, -C, --json): the btrees are pass 3 */
+		bfs_fix_problem(f, PR_FS_SKIPPED, "the btrees are damaged (pass 3)");
 		return 0;
 	}
 	if (e && e->core) {
