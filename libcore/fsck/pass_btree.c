@@ -71,6 +71,10 @@ static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *op
 	ret = bfs_core_open(f->dev, opts, c);
 	if (ret != -EUCLEAN || writable)
 		return ret;
+	/* without replay pass 2 opens for itself: no layer to prepare */
+	opts->space_init = NULL;
+	opts->space_replay_key = NULL;
+	opts->space_ctx = NULL;
 	opts->no_replay = true;
 	ret = bfs_core_open(f->dev, opts, c);
 	if (!ret)
@@ -200,6 +204,9 @@ static void check_all(struct btree_check *bc, struct bfs_core *c)
 
 	bfs_core_get_stats(c, &cs);
 	bc->nr_nodes = cs.meta_slots_used;
+	/* a prepared open's data buckets are not nodes to be walked */
+	if (bc->f->early && bc->f->early->node_slots)
+		bc->nr_nodes = bc->f->early->node_slots;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		long bad;
 
@@ -318,15 +325,24 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	unsigned id;
 	int ret;
 
+	fsck_early_free(f->early);
+	f->early = fsck_early_new(f);
+	/* pass 2 writes: this open is to become its writable one (one open) */
+	if (f->early && !fsck_fs_read_only(f))
+		fsck_early_prepare(f->early, &opts);
 	ret = open_core(f, false, &opts, &c);
 	if (ret) {
+		fsck_early_free(f->early);
+		f->early = NULL;
 		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));
 		f->btrees_damaged = true;
 		return ret == -EUCLEAN ? 0 : ret;
 	}
 	/* without the journal pass 2 sees other keys than this walk */
-	fsck_early_free(f->early);
-	f->early = opts.no_replay ? NULL : fsck_early_new(f);
+	if (opts.no_replay) {
+		fsck_early_free(f->early);
+		f->early = NULL;
+	}
 	check_all(&bc, c);
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		any |= bc.damaged[id];
@@ -343,12 +359,15 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 							(unsigned long long)st.keys, st.depth,
 							st.depth == 1 ? "" : "s");
 			}
-		/* a read-only pass 2 goes on with this open (one replay, one cache) */
-		if (f->early && fsck_fs_read_only(f)) {
+		/* pass 2 goes on with this open (one replay, one cache), made writable for -y */
+		if (f->early && (fsck_fs_read_only(f) || fsck_early_writable(f->early))) {
 			f->early->core = c;
 			return 0;
 		}
-		return bfs_core_close(c);
+		ret = bfs_core_close(c);
+		if (f->early)
+			fsck_early_unprepare(f->early);
+		return ret;
 	}
 	/* a rebuild (or its plan with -n) is what pass 2 sees, if it runs */
 	fsck_early_free(f->early);

@@ -475,7 +475,13 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		bfs_fix_problem(f, PR_FS_SKIPPED, "the btrees are damaged (pass 3)");
 		return 0;
 	}
-	if (e && e->core) {
+	if (e && e->core && e->fs) {
+		/* pass 1's open, prepared for writing (fsck_early_prepare()) */
+		ret = bfs_fs_attach_prepared(e->fs, e->core, &opts);
+		own.fs = ret ? NULL : e->fs;
+		e->core = NULL;
+		e->fs = NULL;
+	} else if (e && e->core) {
 		ret = bfs_fs_attach(e->core, &opts, &own.fs);
 		e->core = NULL;
 	} else {
