@@ -74,6 +74,13 @@ struct bfs_fs_opts {
 	u32	commit_default_ms;
 	/* discard data buckets once their emptying is durable (-o discard) */
 	bool	discard;
+	/*
+	 * read-only opens for fsck: the data half takes each bucket's live
+	 * sectors from its alloc key instead of counting them from a sweep of
+	 * the extents btree (fsck's allocation check recounts them itself);
+	 * statfs's numbers are then what the alloc keys say
+	 */
+	bool	check_only;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);

@@ -48,6 +48,7 @@ static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
 
 	fs->sb = bfs_core_sb(fs->c);
 	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
+	fs->check_only = opts->check_only && fs->read_only;
 
 	if (opts->check_roots) {
 		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx,

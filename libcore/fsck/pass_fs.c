@@ -460,6 +460,8 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 	struct roots_ctx roots = { .f = f };
 	struct bfs_fs_opts opts = {
 		.read_only = fsck_fs_read_only(f),
+		/* the allocation check counts live sectors: the open need not sweep for them */
+		.check_only = fsck_fs_read_only(f),
 		.cache_bytes = f->cache_bytes,
 		.salvage_journal = f->journal_salvage,
 		.journal_finding = bfs_fsck_journal_decided,
