@@ -131,6 +131,8 @@ void fsck_early_free(struct fsck_early *e)
 {
 	if (!e)
 		return;
+	if (e->opened)
+		bfs_core_close(e->opened);
 	if (e->core)
 		bfs_core_close(e->core);
 	fsck_early_unprepare(e);

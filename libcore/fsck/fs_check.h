@@ -216,6 +216,7 @@ enum bfs_problem_code fsck_dirent_state(struct fs_check *fc, const struct bfs_bk
  * replay, its node cache): the filesystem is opened once.
  */
 struct fsck_early {
+	struct bfs_core *opened;	/* pass 1a's open of pass 1's core, not checked yet */
 	struct bfs_core *core;	/* pass 1's read-only open, for pass 2's */
 	/*
 	 * pass 2 writable (-y, -p, asking): the filesystem layer whose space

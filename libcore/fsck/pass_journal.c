@@ -101,6 +101,9 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f)
 
 	if (!le32_to_cpu(f->sb.sb->journal_nbuckets))
 		return 0;
+	/* a sound journal is read by pass 1's open, once (pass_btree.c) */
+	if (fsck_btree_open_first(f))
+		return 0;
 	ret = bfs_core_check_journal(f->dev, f->sb.sb, collect, &jf);
 	if (!ret)
 		ret = jf.err;
