@@ -212,8 +212,9 @@ enum bfs_problem_code fsck_dirent_state(struct fs_check *fc, const struct bfs_bk
  * no orphan keys (a writable open frees orphans), every entry was fine
  * (problems are pass 2's to report and repair, in its order), and the open
  * repaired neither the counter nor the root.  Otherwise pass 2 sweeps.
- * When pass 2 opens read-only, it takes pass 1's core as it is (its journal
- * replay, its node cache): the filesystem is opened once.
+ * Pass 2 takes pass 1's core as it is (its journal replay, its node
+ * cache): read-only, or made writable in place when pass 1's open was
+ * prepared for it (fsck_early_prepare()); the filesystem is opened once.
  */
 struct fsck_early {
 	struct bfs_core *opened;	/* pass 1a's open of pass 1's core, not checked yet */

@@ -3,7 +3,10 @@
  * Pass 1: the btrees.
  *
  * Check: the core is opened read-only in salvage mode (replaying the
- * journal in memory; a damaged btree does not stop the open) and every
+ * journal in memory; a damaged btree does not stop the open; pass 1a may
+ * have opened it already, fsck_btree_open_first(); with -y the filesystem
+ * layer's space hooks run too, so that pass 2 can make this same core
+ * writable: fs_check.h, struct fsck_early) and every
  * btree is checked completely (bfs_btree_check: node checksums and
  * contents, child pointers, ranges tiling their parent, key order).  Each
  * problem is one finding with its location.

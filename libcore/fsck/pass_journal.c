@@ -14,6 +14,10 @@
  *
  * If a fix is declined (-n, or "no"), the later passes open with salvage,
  * read-only, so they check what the repair would keep.
+ *
+ * A sound journal is read once: first pass 1's open reads it
+ * (fsck_btree_open_first()), and only if that finds something (or fails)
+ * is it read again here to decide, as described above.
  */
 #include <bfs/core.h>
 #include <bfs/fs.h>
