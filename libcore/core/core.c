@@ -529,6 +529,8 @@ int bfs_core_make_writable(struct bfs_core *c)
 	c->opts.space_init = NULL;
 	c->opts.space_replay_key = NULL;
 	c->opts.space_ctx = NULL;
+	c->opts.journal_finding = NULL;	/* the open's callers' (fsck's stack) */
+	c->opts.journal_finding_ctx = NULL;
 	bfs_cache_seal_torn(c);
 	ret = start_writes(c, clean);
 	if (ret)
