@@ -126,7 +126,7 @@ static void passes(struct bfs_out *o, const struct fsck_json *j, const struct fs
 	size_t i;
 
 	out_array(o, "passes", "Passes");
-	for (pass = 0; run->f && (name = bfs_fsck_pass_name(pass)); pass++) {
+	for (pass = 1; run->f && (name = bfs_fsck_pass_name(pass)); pass++) {
 		unsigned found = 0, fixed = 0;
 
 		for (i = 0; i < j->nr; i++) {

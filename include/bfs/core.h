@@ -97,6 +97,19 @@ int bfs_core_format_avoid(struct bfs_dev *dev, struct bfs_sb *sb, const u64 *avo
 int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out);
 int bfs_core_close(struct bfs_core *c);
 /*
+ * Make read-only core @c writable in place, keeping what its open read and
+ * replayed (node cache, journal state): what a writable open does after
+ * replay is done now (the clean flag cleared, the replay checkpointed, the
+ * journal's threads started).  For fsck, whose first pass must not write
+ * before it has checked the btrees; the core must have been opened with
+ * the space hooks of the layer that will write (bfs_fs_prepare()), not
+ * with no_replay, on a writable device, and with nothing damaged (else
+ * -EROFS, and it stays read-only).  After a failure it refuses writes.
+ */
+int bfs_core_make_writable(struct bfs_core *c);
+/* bfs_core_open() calls so far in this process (tests: how often fsck opens) */
+u64 bfs_core_open_count(void);
+/*
  * Check the journal of the filesystem whose superblock is @sb as an open
  * would read it (clean or not, every sub-entry checked), replaying and
  * writing nothing, and pass each piece of damage to @fn.  For fsck, which

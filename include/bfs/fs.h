@@ -74,6 +74,13 @@ struct bfs_fs_opts {
 	u32	commit_default_ms;
 	/* discard data buckets once their emptying is durable (-o discard) */
 	bool	discard;
+	/*
+	 * read-only opens for fsck: the data half takes each bucket's live
+	 * sectors from its alloc key instead of counting them from a sweep of
+	 * the extents btree (fsck's allocation check recounts them itself);
+	 * statfs's numbers are then what the alloc keys say
+	 */
+	bool	check_only;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
@@ -86,6 +93,23 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
  */
 struct bfs_core;
 int bfs_fs_attach(struct bfs_core *c, const struct bfs_fs_opts *opts, struct bfs_fs **out);
+/*
+ * fsck -y, opened once: the filesystem layer of a core the caller opens
+ * read-only first (to check its btrees before anything is written) and
+ * that becomes writable in place.  bfs_fs_prepare() sets @co's space hooks
+ * (space_init, space_replay_key, space_ctx), so that the data half learns
+ * its buckets before the core's replay may place nodes, as in
+ * bfs_fs_open()'s own core; the caller opens the core with them
+ * (read-only) and then either hands it over with bfs_fs_attach_prepared()
+ * (@opts read-write or not: a read-write one makes the core writable,
+ * bfs_core_make_writable(), then starts as bfs_fs_open() would; takes @c and
+ * @fs, closing and freeing both on failure) or frees @fs with
+ * bfs_fs_prepared_free() (after closing the core itself).
+ */
+struct bfs_core_opts;
+int bfs_fs_prepare(struct bfs_dev *dev, struct bfs_core_opts *co, struct bfs_fs **out);
+int bfs_fs_attach_prepared(struct bfs_fs *fs, struct bfs_core *c, const struct bfs_fs_opts *opts);
+void bfs_fs_prepared_free(struct bfs_fs *fs);
 /* flush everything, record a clean shutdown, free (also on error) */
 int bfs_fs_close(struct bfs_fs *fs);
 /* make everything done so far durable (sync(2)) */

@@ -70,7 +70,7 @@ struct bfs_fsck {
 	const volatile sig_atomic_t *cancel;
 
 	/* results */
-	unsigned pass;		/* the pass running, or the last one that ran */
+	unsigned pass;		/* the pass running, or the last one that ran (from 1; 0: none) */
 	unsigned nr_problems, nr_fixed, nr_unfixed;
 	bool preen_stopped;	/* -p met a problem it may not fix */
 	bool cancelled;		/* *cancel was seen set */
@@ -101,7 +101,11 @@ void bfs_fsck_repair_failed(struct bfs_fsck *f, enum bfs_problem_code code, int 
 /* call @fn for every problem code, in table order (man page, --list-problems) */
 void bfs_fsck_list_problems(void (*fn)(void *ctx, enum bfs_problem_code code), void *ctx);
 
-/* "superblock", "btrees", ... for pass @pass (from 0), NULL past the last */
+/*
+ * "superblock", "journal", "btrees", ... for pass @pass, numbered from 1 as
+ * e2fsck numbers its passes (f->pass, the progress hook, reports); NULL for
+ * 0 and past the last
+ */
 const char *bfs_fsck_pass_name(unsigned pass);
 
 /* run every pass; returns the fsck(8) exit code */

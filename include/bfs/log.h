@@ -14,6 +14,8 @@ enum bfs_log_level { BFS_LOG_ERR, BFS_LOG_WARN, BFS_LOG_INFO, BFS_LOG_DEBUG };
 typedef void (*bfs_log_fn)(enum bfs_log_level level, const char *msg, void *ctx);
 
 void bfs_log_set_hook(bfs_log_fn fn, void *ctx);
+/* the hook installed now (fsck holds back an open's messages, then passes them on) */
+void bfs_log_get_hook(bfs_log_fn *fn, void **ctx);
 void bfs_log(enum bfs_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -352,6 +352,27 @@ int bfs_cache_new_node(struct bfs_core *c, u8 btree_id, u8 level, struct bfs_bpo
 	return 0;
 }
 
+void bfs_cache_seal_torn(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+	u64 i;
+
+	/* as a writable core's load does (bfs_cache_get()): the next checkpoint seals them */
+	bfs_mutex_lock(&bc->lock);
+	for (i = 0; i <= bc->mask; i++) {
+		struct btree_node *n;
+
+		for (n = bc->table[i]; n; n = n->hnext) {
+			if (!n->torn || n->dirty || n->loading || n->dead)
+				continue;
+			n->dirty = true;
+			bc->nr_dirty++;
+			lru_del(n);
+		}
+	}
+	bfs_mutex_unlock(&bc->lock);
+}
+
 void bfs_cache_set_dirty(struct bfs_core *c, struct btree_node *n, bool dirty)
 {
 	struct btree_cache *bc = &c->cache;

@@ -203,6 +203,7 @@ struct bfs_core {
 	u8	uuid[16];
 	u64	node_id;		/* node headers' node_id (0: not used) */
 	bool	read_only;
+	bool	replayed;		/* the open applied journal keys (a writer checkpoints them) */
 	bool	allow_torn;		/* opened after a crash: a torn last bset ends a node */
 	int	fatal;			/* sticky error: the core refuses writes (atomic: core_fatal()) */
 
@@ -393,6 +394,8 @@ void bfs_cache_ref(struct bfs_core *c, struct btree_node *n);
 /* a new (never written) node registered in the cache, referenced */
 int bfs_cache_new_node(struct bfs_core *c, u8 btree_id, u8 level, struct bfs_bpos min,
 		       struct bfs_bpos max, struct btree_node **out);
+/* a read-only core becomes writable: cached nodes with a torn tail get sealed */
+void bfs_cache_seal_torn(struct bfs_core *c);
 void bfs_cache_set_dirty(struct bfs_core *c, struct btree_node *n, bool dirty);
 /* n was replaced: unhash it and give its slot back */
 void bfs_cache_kill(struct bfs_core *c, struct btree_node *n);

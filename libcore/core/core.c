@@ -340,6 +340,60 @@ static void core_free(struct bfs_core *c)
 	bfs_free(c);
 }
 
+/*
+ * A writer starts: a crash from here on must lead to replay (the clean flag
+ * goes), what the open replayed is checkpointed, a salvaged or stale
+ * journal is erased, and the journal's threads start.  @clean: the
+ * superblock said so at open.
+ */
+static int start_writes(struct bfs_core *c, bool clean)
+{
+	struct bfs_sb *sb = c->sbh.sb;
+	int ret = 0;
+
+	/*
+	 * From here on a crash must lead to replay.  Without the journal
+	 * the clean section itself is what every checkpoint updates, so
+	 * the flag stays (and old journal entries stay ignored).
+	 */
+	/* garbage in the journal of a clean filesystem: nothing needs it */
+	if (clean && c->j && bfs_journal_needs_reset(c->j)) {
+		bfs_warn("journal: erasing entries nothing needs (clean shutdown at seq %llu)",
+			 (unsigned long long)c->clean_jseq);
+		ret = bfs_journal_reset(c->j);
+		if (ret)
+			return ret;
+	}
+	if (clean && c->j) {
+		sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~BFS_SB_CLEAN);
+		ret = bfs_sb_write(c->dev, sb);
+		if (ret)
+			return ret;
+	}
+	if (c->j) {
+		bfs_journal_set_reclaim(c->j, bfs_core_reclaim_hook, c);
+		bfs_journal_set_pre_write(c->j, bfs_core_pre_write_hook, c,
+					  BFS_BTREE_NR * (1 + BFS_BTREE_PTR_VAL_U64S));
+	}
+	/* a damaged tree is rebuilt first: the journal must keep its keys */
+	if ((c->replayed || !clean) && !bfs_core_any_damaged(c))
+		ret = bfs_core_checkpoint(c);
+	/*
+	 * A salvaged journal still holds what was discarded: once the
+	 * replayed state is in the nodes and the clean section names
+	 * them, nothing needs the journal, and it is erased so the next
+	 * open does not meet the damage again.
+	 */
+	if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
+		ret = bfs_core_write_clean(c, false);
+	if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
+		ret = bfs_journal_reset(c->j);
+	/* full journal entries and the checkpoints commits ask for: own threads */
+	if (!ret && c->j)
+		ret = bfs_journal_start_flusher(c->j) ?: bfs_ckpt_thread_start(c);
+	return ret;
+}
+
 static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out)
 {
 	static const struct bfs_core_opts defaults;
@@ -435,47 +489,9 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 	if (ret)
 		goto err;
 
+	c->replayed = replayed;
 	if (!c->read_only) {
-		/*
-		 * From here on a crash must lead to replay.  Without the journal
-		 * the clean section itself is what every checkpoint updates, so
-		 * the flag stays (and old journal entries stay ignored).
-		 */
-		/* garbage in the journal of a clean filesystem: nothing needs it */
-		if (clean && c->j && bfs_journal_needs_reset(c->j)) {
-			bfs_warn("journal: erasing entries nothing needs (clean shutdown at seq %llu)",
-				 (unsigned long long)clean_seq);
-			ret = bfs_journal_reset(c->j);
-			if (ret)
-				goto err;
-		}
-		if (clean && c->j) {
-			sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~BFS_SB_CLEAN);
-			ret = bfs_sb_write(dev, sb);
-			if (ret)
-				goto err;
-		}
-		if (c->j) {
-			bfs_journal_set_reclaim(c->j, bfs_core_reclaim_hook, c);
-			bfs_journal_set_pre_write(c->j, bfs_core_pre_write_hook, c,
-						  BFS_BTREE_NR * (1 + BFS_BTREE_PTR_VAL_U64S));
-		}
-		/* a damaged tree is rebuilt first: the journal must keep its keys */
-		if ((replayed || !clean) && !bfs_core_any_damaged(c))
-			ret = bfs_core_checkpoint(c);
-		/*
-		 * A salvaged journal still holds what was discarded: once the
-		 * replayed state is in the nodes and the clean section names
-		 * them, nothing needs the journal, and it is erased so the next
-		 * open does not meet the damage again.
-		 */
-		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
-			ret = bfs_core_write_clean(c, false);
-		if (!ret && !clean && c->j && bfs_journal_needs_reset(c->j))
-			ret = bfs_journal_reset(c->j);
-		/* full journal entries and the checkpoints commits ask for: own threads */
-		if (!ret && c->j)
-			ret = bfs_journal_start_flusher(c->j) ?: bfs_ckpt_thread_start(c);
+		ret = start_writes(c, clean);
 		if (ret)
 			goto err;
 	}
@@ -484,6 +500,42 @@ static int core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, stru
 	return 0;
 err:
 	core_free(c);
+	return ret;
+}
+
+int bfs_core_make_writable(struct bfs_core *c)
+{
+	char err[BFS_ERR_LEN];
+	bool clean = le32_to_cpu(c->sbh.sb->flags) & BFS_SB_CLEAN;
+	int ret;
+
+	if (!c->read_only)
+		return 0;
+	/* what a writable open would have refused, or not done (no replay) */
+	if (c->opts.no_replay || bfs_dev_is_readonly(c->dev) || core_fatal(c) ||
+	    bfs_core_any_damaged(c))
+		return -EROFS;
+	ret = bfs_sb_check_writable(c->sbh.sb, err);
+	if (ret) {
+		bfs_err("%s", err);
+		return ret;
+	}
+	/* read-ahead loads nodes: none may miss the flag below */
+	bfs_readahead_stop(c);
+	c->read_only = false;
+	c->opts.read_only = false;
+	/* nothing is damaged: from now on an ordinary writable core */
+	c->opts.salvage = false;
+	c->opts.space_init = NULL;
+	c->opts.space_replay_key = NULL;
+	c->opts.space_ctx = NULL;
+	c->opts.journal_finding = NULL;	/* the open's callers' (fsck's stack) */
+	c->opts.journal_finding_ctx = NULL;
+	bfs_cache_seal_torn(c);
+	ret = start_writes(c, clean);
+	if (ret)
+		bfs_core_stop_writes(c, ret, "making the filesystem writable failed");
+	bfs_readahead_start(c);
 	return ret;
 }
 
@@ -518,10 +570,20 @@ int bfs_core_flush_seq(struct bfs_core *c, u64 seq)
 	return bfs_journal_flush_seq(c->j, seq);
 }
 
+/* opens of the core in this process: tests count fsck's (one for every pass) */
+static u64 core_opens;
+
+u64 bfs_core_open_count(void)
+{
+	return __atomic_load_n(&core_opens, __ATOMIC_RELAXED);
+}
+
 int bfs_core_open(struct bfs_dev *dev, const struct bfs_core_opts *opts, struct bfs_core **out)
 {
 	bool quiet = bfs_btree_quiet;
 	int ret;
+
+	__atomic_add_fetch(&core_opens, 1, __ATOMIC_RELAXED);
 
 	/* fsck's salvage opens: what is damaged comes back as findings, not log lines */
 	if (opts && opts->salvage)

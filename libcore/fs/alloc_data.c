@@ -604,6 +604,19 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 	if (!stored)
 		return -ENOMEM;
 	ret = load_alloc(d, stored);
+	if (!ret && d->fs->check_only) {
+		/* nothing is written, and fsck recounts: the alloc keys' word is enough */
+		for (b = d->first_bucket; b < d->nbuckets; b++) {
+			d->b[b].live = stored[b];
+			d->b[b].premarked = false;
+			if (stored[b]) {
+				d->b[b].data = true;
+				d->nr_data_buckets++;
+			}
+		}
+		bfs_free(stored);
+		return 0;
+	}
 	if (!ret)
 		ret = count_extents(d);
 	if (ret == -EUCLEAN && d->fs->read_only) {

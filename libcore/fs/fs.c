@@ -48,6 +48,7 @@ static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
 
 	fs->sb = bfs_core_sb(fs->c);
 	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
+	fs->check_only = opts->check_only && fs->read_only;
 
 	if (opts->check_roots) {
 		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx,
@@ -157,6 +158,51 @@ int bfs_fs_attach(struct bfs_core *c, const struct bfs_fs_opts *opts, struct bfs
 		return ret;
 	}
 	*out = fs;
+	return 0;
+}
+
+int bfs_fs_prepare(struct bfs_dev *dev, struct bfs_core_opts *co, struct bfs_fs **out)
+{
+	struct bfs_fs *fs = fs_alloc(dev);
+
+	*out = NULL;
+	if (!fs)
+		return -ENOMEM;
+	/* as bfs_fs_open() hands its own core: the data half first, then replay */
+	co->space_init = bfs_fs_data_space_init;
+	co->space_replay_key = bfs_fs_data_space_replay_key;
+	co->space_ctx = fs;
+	*out = fs;
+	return 0;
+}
+
+void bfs_fs_prepared_free(struct bfs_fs *fs)
+{
+	if (!fs)
+		return;
+	bfs_fs_data_exit(fs);
+	fs_free(fs);
+}
+
+int bfs_fs_attach_prepared(struct bfs_fs *fs, struct bfs_core *c, const struct bfs_fs_opts *opts)
+{
+	int ret = 0;
+
+	fs->read_only = opts->read_only || opts->no_replay;
+	fs->discard = opts->discard && !fs->read_only;
+	fs->c = c;
+	if (!fs->read_only)
+		ret = bfs_core_make_writable(c);
+	if (!ret)
+		ret = bfs_open_inodes_init(fs);
+	if (!ret)
+		ret = fs_start(fs, opts);
+	if (ret) {
+		bfs_fs_data_exit(fs);
+		bfs_core_close(c);
+		fs_free(fs);
+		return ret;
+	}
 	return 0;
 }
 

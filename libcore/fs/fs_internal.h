@@ -36,6 +36,8 @@ struct bfs_fs {
 	const struct bfs_sb	*sb;
 	bool			read_only;
 	bool			discard;	/* discard data buckets as they become free */
+	/* opened read-only to be checked (fsck -n): live sectors are not counted */
+	bool			check_only;
 	u64			hash_seed;	/* sb->hash_seed: dirent/xattr name hashes */
 
 	bfs_mutex		inode_locks[BFS_INODE_LOCKS];

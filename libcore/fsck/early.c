@@ -77,12 +77,65 @@ void fsck_early_key(struct fsck_early *e, unsigned id, const struct bfs_bkey *k)
 		count_entry(e, k);
 }
 
+/*
+ * The prepared layer's hooks, run by pass 1's salvage open: a failure there
+ * (the alloc btree unreadable, no memory) must not fail pass 1, which
+ * reports what is damaged itself; pass 2 then opens for itself.
+ */
+static int prep_space_init(void *ctx, struct bfs_core *c)
+{
+	struct fsck_early *e = ctx;
+	struct bfs_core_stats cs;
+	unsigned id;
+
+	/* the btrees' nodes, before data buckets count as used too: pass 1's progress */
+	bfs_core_get_stats(c, &cs);
+	e->node_slots = cs.meta_slots_used;
+	/* a damaged tree (maybe without a root) is pass 1's to report: no handover then */
+	for (id = 0; id < BFS_BTREE_NR; id++)
+		if (bfs_core_btree_damaged(c, id))
+			e->prep_failed = true;
+	if (e->fs && !e->prep_failed && e->hooks.space_init(e->hooks.space_ctx, c))
+		e->prep_failed = true;
+	return 0;
+}
+
+static int prep_space_key(void *ctx, struct bfs_core *c, unsigned id, const struct bfs_bkey *k)
+{
+	struct fsck_early *e = ctx;
+
+	if (e->fs && !e->prep_failed && e->hooks.space_replay_key(e->hooks.space_ctx, c, id, k))
+		e->prep_failed = true;
+	return 0;
+}
+
+void fsck_early_prepare(struct fsck_early *e, struct bfs_core_opts *co)
+{
+	fsck_early_unprepare(e);
+	memset(&e->hooks, 0, sizeof(e->hooks));
+	if (bfs_fs_prepare(e->fc.f->dev, &e->hooks, &e->fs))
+		return;
+	co->space_init = prep_space_init;
+	co->space_replay_key = prep_space_key;
+	co->space_ctx = e;
+}
+
+void fsck_early_unprepare(struct fsck_early *e)
+{
+	bfs_fs_prepared_free(e->fs);
+	e->fs = NULL;
+	e->prep_failed = false;
+}
+
 void fsck_early_free(struct fsck_early *e)
 {
 	if (!e)
 		return;
+	if (e->opened)
+		bfs_core_close(e->opened);
 	if (e->core)
 		bfs_core_close(e->core);
+	fsck_early_unprepare(e);
 	fsck_fs_check_free(&e->fc);
 	bfs_free(e);
 }

@@ -24,6 +24,7 @@
 #define BFS_FSCK_FS_CHECK_H
 
 #include <bfs/btree.h>
+#include <bfs/core.h>
 #include <bfs/extent_format.h>
 #include <bfs/format.h>
 #include <bfs/fs.h>
@@ -211,11 +212,23 @@ enum bfs_problem_code fsck_dirent_state(struct fs_check *fc, const struct bfs_bk
  * no orphan keys (a writable open frees orphans), every entry was fine
  * (problems are pass 2's to report and repair, in its order), and the open
  * repaired neither the counter nor the root.  Otherwise pass 2 sweeps.
- * When pass 2 opens read-only, it takes pass 1's core as it is (its journal
- * replay, its node cache): the filesystem is opened once.
+ * Pass 2 takes pass 1's core as it is (its journal replay, its node
+ * cache): read-only, or made writable in place when pass 1's open was
+ * prepared for it (fsck_early_prepare()); the filesystem is opened once.
  */
 struct fsck_early {
-	struct bfs_core *core;	/* pass 1's read-only open, for pass 2's (-n) */
+	struct bfs_core *opened;	/* pass 1a's open of pass 1's core, not checked yet */
+	struct bfs_core *core;	/* pass 1's read-only open, for pass 2's */
+	/*
+	 * pass 2 writable (-y, -p, asking): the filesystem layer whose space
+	 * hooks pass 1's open ran (bfs_fs_prepare()), so that pass 2 makes the
+	 * same core writable instead of opening again; NULL: not prepared, or
+	 * a hook failed (pass 2 opens for itself)
+	 */
+	struct bfs_fs *fs;
+	struct bfs_core_opts hooks;	/* the prepared layer's own space hooks */
+	bool	prep_failed;	/* one of them failed: fs is of no use */
+	u64	node_slots;	/* slots in use before the data half took its buckets */
 	struct fs_check fc;	/* the inodes collected, the entries counted */
 	u64	max_ino;	/* bfs_fs_key_max_ino() of every key */
 	bool	max_ok;		/* max_ino covers every key pass 2 will see */
@@ -230,6 +243,19 @@ static inline bool fsck_fs_read_only(const struct bfs_fsck *f)
 
 /* an empty one for pass 1's walk; NULL without memory (pass 2 then sweeps) */
 struct fsck_early *fsck_early_new(struct bfs_fsck *f);
+/*
+ * pass 1's open, when pass 2 writes: @co gets hooks that prepare the
+ * filesystem layer for pass 2 (struct fsck_early.fs); nothing if that
+ * cannot be had (pass 2 then opens for itself)
+ */
+void fsck_early_prepare(struct fsck_early *e, struct bfs_core_opts *co);
+/* pass 1's core may become pass 2's writable one (the hooks ran, and did not fail) */
+static inline bool fsck_early_writable(const struct fsck_early *e)
+{
+	return e->fs && !e->prep_failed;
+}
+/* the prepared layer is of no use (pass 1 found damage, or closed its core) */
+void fsck_early_unprepare(struct fsck_early *e);
 /* key @k of btree @id, as pass 1's check reads it */
 void fsck_early_key(struct fsck_early *e, unsigned id, const struct bfs_bkey *k);
 /* free what was collected (and close the core, if pass 2 did not take it) */

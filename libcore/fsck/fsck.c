@@ -35,7 +35,7 @@ int fsck_u64_push(u64 **a, size_t *nr, size_t *cap, u64 v)
 
 const char *bfs_fsck_pass_name(unsigned pass)
 {
-	return pass < ARRAY_SIZE(passes) ? passes[pass].name : NULL;
+	return pass >= 1 && pass <= ARRAY_SIZE(passes) ? passes[pass - 1].name : NULL;
 }
 
 static int run_passes(struct bfs_fsck *f)
@@ -46,9 +46,10 @@ static int run_passes(struct bfs_fsck *f)
 	for (i = 0; i < ARRAY_SIZE(passes); i++) {
 		if (bfs_fsck_cancelled(f))
 			return BFS_FSCK_CANCELED;
-		f->pass = (unsigned)i;
+		/* from 1, as e2fsck: systemd-fsck's percentage assumes so */
+		f->pass = (unsigned)i + 1;
 		if (f->verbose)
-			bfs_fsck_printf(f, "pass %zu: checking %s", i, passes[i].name);
+			bfs_fsck_printf(f, "pass %u: checking %s", f->pass, passes[i].name);
 		ret = passes[i].fn(f);
 		/* the next pass's peak need not sit on this one's freed heap */
 		bfs_heap_trim();

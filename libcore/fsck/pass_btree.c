@@ -3,7 +3,10 @@
  * Pass 1: the btrees.
  *
  * Check: the core is opened read-only in salvage mode (replaying the
- * journal in memory; a damaged btree does not stop the open) and every
+ * journal in memory; a damaged btree does not stop the open; pass 1a may
+ * have opened it already, fsck_btree_open_first(); with -y the filesystem
+ * layer's space hooks run too, so that pass 2 can make this same core
+ * writable: fs_check.h, struct fsck_early) and every
  * btree is checked completely (bfs_btree_check: node checksums and
  * contents, child pointers, ranges tiling their parent, key order).  Each
  * problem is one finding with its location.
@@ -26,6 +29,7 @@
 #include <bfs/extent_format.h>
 #include <bfs/fs.h>
 #include <bfs/fsck.h>
+#include <bfs/log.h>
 #include <bfs/os.h>
 
 #include <string.h>
@@ -71,6 +75,10 @@ static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *op
 	ret = bfs_core_open(f->dev, opts, c);
 	if (ret != -EUCLEAN || writable)
 		return ret;
+	/* without replay pass 2 opens for itself: no layer to prepare */
+	opts->space_init = NULL;
+	opts->space_replay_key = NULL;
+	opts->space_ctx = NULL;
 	opts->no_replay = true;
 	ret = bfs_core_open(f->dev, opts, c);
 	if (!ret)
@@ -78,6 +86,86 @@ static int open_core(struct bfs_fsck *f, bool writable, struct bfs_core_opts *op
 				"the journal cannot be replayed (see above); checking the "
 				"btrees as of the last clean shutdown");
 	return ret;
+}
+
+/* ---- pass 1a's read of the journal, by this pass's open ---- */
+
+/* libcore's messages during an open that may be thrown away: level byte, text, NUL */
+struct held_log {
+	char	*buf;
+	size_t	len, cap;
+	bool	lost;		/* no memory for one: the open is not kept */
+};
+
+static void hold(enum bfs_log_level level, const char *msg, void *ctx)
+{
+	struct held_log *h = ctx;
+	size_t n = strlen(msg) + 2;
+
+	if (h->len + n > h->cap) {
+		size_t cap = BFS_MAX(h->cap * 2, h->len + n + 1024);
+		char *b = bfs_realloc(h->buf, cap);
+
+		if (!b) {
+			h->lost = true;
+			return;
+		}
+		h->buf = b;
+		h->cap = cap;
+	}
+	h->buf[h->len] = (char)level;
+	memcpy(h->buf + h->len + 1, msg, n - 1);
+	h->len += n;
+}
+
+static void count_finding(void *ctx, const struct bfs_finding *fd)
+{
+	(void)fd;
+	++*(unsigned *)ctx;
+}
+
+int fsck_btree_open_first(struct bfs_fsck *f)
+{
+	struct bfs_core_opts opts = { 0 };
+	struct held_log held = { 0 };
+	unsigned findings = 0;
+	struct bfs_core *c;
+	bfs_log_fn hook;
+	void *hook_ctx;
+	size_t i;
+	int ret;
+
+	fsck_early_free(f->early);
+	f->early = fsck_early_new(f);
+	if (!f->early)
+		return 0;
+	if (!fsck_fs_read_only(f))
+		fsck_early_prepare(f->early, &opts);
+	/* as pass 1 opens with a sound journal (open_core()), the findings counted */
+	opts.read_only = true;
+	opts.salvage = true;
+	opts.cache_bytes = f->cache_bytes ?: 256 * MiB;
+	opts.journal_finding = count_finding;
+	opts.journal_finding_ctx = &findings;
+	bfs_log_get_hook(&hook, &hook_ctx);
+	bfs_log_set_hook(hold, &held);
+	ret = bfs_core_open(f->dev, &opts, &c);
+	bfs_log_set_hook(hook, hook_ctx);
+	if (ret || findings || held.lost) {
+		/* pass 1a and 1 go their own ways, and say everything as they go */
+		if (!ret)
+			bfs_core_close(c);
+		fsck_early_free(f->early);
+		f->early = NULL;
+		bfs_free(held.buf);
+		return 0;
+	}
+	/* what the open said, said now, as pass 1's own open would have */
+	for (i = 0; hook && i < held.len; i += strlen(held.buf + i + 1) + 2)
+		hook((enum bfs_log_level)held.buf[i], held.buf + i + 1, hook_ctx);
+	bfs_free(held.buf);
+	f->early->opened = c;
+	return 1;
 }
 
 /* ---- the node scan and what it protects ---- */
@@ -200,6 +288,9 @@ static void check_all(struct btree_check *bc, struct bfs_core *c)
 
 	bfs_core_get_stats(c, &cs);
 	bc->nr_nodes = cs.meta_slots_used;
+	/* a prepared open's data buckets are not nodes to be walked */
+	if (bc->f->early && bc->f->early->node_slots)
+		bc->nr_nodes = bc->f->early->node_slots;
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		long bad;
 
@@ -318,15 +409,31 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	unsigned id;
 	int ret;
 
-	ret = open_core(f, false, &opts, &c);
+	if (f->early && f->early->opened && !f->journal_salvage) {
+		/* pass 1a's open, which read the journal and found it sound */
+		c = f->early->opened;
+		f->early->opened = NULL;
+		ret = 0;
+	} else {
+		fsck_early_free(f->early);
+		f->early = fsck_early_new(f);
+		/* pass 2 writes: this open is to become its writable one (one open) */
+		if (f->early && !fsck_fs_read_only(f))
+			fsck_early_prepare(f->early, &opts);
+		ret = open_core(f, false, &opts, &c);
+	}
 	if (ret) {
+		fsck_early_free(f->early);
+		f->early = NULL;
 		bfs_fsck_printf(f, "cannot open the btrees: %s", strerror(-ret));
 		f->btrees_damaged = true;
 		return ret == -EUCLEAN ? 0 : ret;
 	}
 	/* without the journal pass 2 sees other keys than this walk */
-	fsck_early_free(f->early);
-	f->early = opts.no_replay ? NULL : fsck_early_new(f);
+	if (opts.no_replay) {
+		fsck_early_free(f->early);
+		f->early = NULL;
+	}
 	check_all(&bc, c);
 	for (id = 0; id < BFS_BTREE_NR; id++) {
 		any |= bc.damaged[id];
@@ -343,12 +450,15 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 							(unsigned long long)st.keys, st.depth,
 							st.depth == 1 ? "" : "s");
 			}
-		/* a read-only pass 2 goes on with this open (one replay, one cache) */
-		if (f->early && fsck_fs_read_only(f)) {
+		/* pass 2 goes on with this open (one replay, one cache), made writable for -y */
+		if (f->early && (fsck_fs_read_only(f) || fsck_early_writable(f->early))) {
 			f->early->core = c;
 			return 0;
 		}
-		return bfs_core_close(c);
+		ret = bfs_core_close(c);
+		if (f->early)
+			fsck_early_unprepare(f->early);
+		return ret;
 	}
 	/* a rebuild (or its plan with -n) is what pass 2 sees, if it runs */
 	fsck_early_free(f->early);

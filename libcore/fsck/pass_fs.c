@@ -460,6 +460,8 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 	struct roots_ctx roots = { .f = f };
 	struct bfs_fs_opts opts = {
 		.read_only = fsck_fs_read_only(f),
+		/* the allocation check counts live sectors: the open need not sweep for them */
+		.check_only = fsck_fs_read_only(f),
 		.cache_bytes = f->cache_bytes,
 		.salvage_journal = f->journal_salvage,
 		.journal_finding = bfs_fsck_journal_decided,
@@ -471,10 +473,17 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 	int ret, r;
 
 	if (f->btrees_damaged) {
-		bfs_fix_problem(f, PR_FS_SKIPPED, "the btrees are damaged (pass 1)");
+		/* the pass numbers users see (-v, -C, --json): the btrees are pass 3 */
+		bfs_fix_problem(f, PR_FS_SKIPPED, "the btrees are damaged (pass 3)");
 		return 0;
 	}
-	if (e && e->core) {
+	if (e && e->core && e->fs) {
+		/* pass 1's open, prepared for writing (fsck_early_prepare()) */
+		ret = bfs_fs_attach_prepared(e->fs, e->core, &opts);
+		own.fs = ret ? NULL : e->fs;
+		e->core = NULL;
+		e->fs = NULL;
+	} else if (e && e->core) {
 		ret = bfs_fs_attach(e->core, &opts, &own.fs);
 		e->core = NULL;
 	} else {

@@ -14,6 +14,10 @@
  *
  * If a fix is declined (-n, or "no"), the later passes open with salvage,
  * read-only, so they check what the repair would keep.
+ *
+ * A sound journal is read once: first pass 1's open reads it
+ * (fsck_btree_open_first()), and only if that finds something (or fails)
+ * is it read again here to decide, as described above.
  */
 #include <bfs/core.h>
 #include <bfs/fs.h>
@@ -100,6 +104,9 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f)
 	int ret;
 
 	if (!le32_to_cpu(f->sb.sb->journal_nbuckets))
+		return 0;
+	/* a sound journal is read by pass 1's open, once (pass_btree.c) */
+	if (fsck_btree_open_first(f))
 		return 0;
 	ret = bfs_core_check_journal(f->dev, f->sb.sb, collect, &jf);
 	if (!ret)

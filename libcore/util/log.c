@@ -13,6 +13,12 @@ void bfs_log_set_hook(bfs_log_fn fn, void *ctx)
 	log_ctx = ctx;
 }
 
+void bfs_log_get_hook(bfs_log_fn *fn, void **ctx)
+{
+	*fn = log_hook;
+	*ctx = log_ctx;
+}
+
 void bfs_log(enum bfs_log_level level, const char *fmt, ...)
 {
 	char msg[1024];

@@ -56,3 +56,24 @@ contains out "clean, 0 problems found"
 expect_ok "$TOOLS/bfs-fsimage" manifest fs.img
 cmp -s out want.manifest || { diff want.manifest out | head; fail "files differ after the replay"; }
 note "a stale clean flag: fsck replays the journal that continues after it, nothing lost"
+
+# A crash state with a sound journal: fsck opens the filesystem once in
+# every mode (one "replaying" line with -v: pass 1's read-only open, which
+# pass 2 makes writable for -y), replays it onto the device with -y, and
+# a plain open afterwards has nothing left to replay.
+expect_ok "$BFS" format -q --size 64M u.img
+expect_ok "$TOOLS/bfs-mktree" u.img 300
+expect_ok "$TOOLS/bfs-mkkeys" u.img 50 --unclean
+expect_ok "$TOOLS/bfs-fsimage" manifest u.img
+cp out want.manifest
+for mode in -fn -fy -fp; do
+	cp u.img v.img
+	expect_ok "$BFS" fsck $mode -v v.img
+	[ "$(grep -c 'replaying [0-9]* journal entries' out)" -eq 1 ] ||
+		{ cat out; fail "fsck $mode opened the filesystem more than once (or never)"; }
+done
+expect_ok "$BFS" fsck -fn -v v.img
+lacks out "replaying"
+expect_ok "$TOOLS/bfs-fsimage" manifest v.img
+cmp -s out want.manifest || { diff want.manifest out | head; fail "files differ after fsck -p"; }
+note "a crash state: one open (one replay) for -n, -y and -p; -p's replay is on the device"

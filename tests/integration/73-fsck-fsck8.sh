@@ -46,11 +46,11 @@ note "SIGINT and SIGTERM during -n: status 32, nothing written"
 expect_ok "$BFS" format -q --size 256M tree.img
 expect_ok "$TOOLS/bfs-mktree" tree.img 20000
 sum=$(md5sum <tree.img)
-expect_rc 32 python3 cancel.py 3 SIGINT "$BFS" fsck -fn -C FD tree.img
-contains out "tree.img: check cancelled in pass 3 (directories and inodes); nothing was written"
+expect_rc 32 python3 cancel.py 4 SIGINT "$BFS" fsck -fn -C FD tree.img
+contains out "tree.img: check cancelled in pass 4 (directories and inodes); nothing was written"
 lacks out "clean, 0 problems"
 [ "$(md5sum <tree.img)" = "$sum" ] || fail "a cancelled fsck -n changed the image"
-expect_rc 32 python3 cancel.py 2 SIGTERM "$BFS" fsck -fn --json -C FD tree.img
+expect_rc 32 python3 cancel.py 3 SIGTERM "$BFS" fsck -fn --json -C FD tree.img
 python3 - out <<'PY' || fail "JSON of a cancelled check: $(cat out)"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -59,8 +59,8 @@ assert [p["ran"] for p in d["passes"]] == [True, True, True, False], d["passes"]
 PY
 
 note "SIGINT during -y: the running pass ends, no later one starts, the filesystem stays sound"
-expect_rc 32 python3 cancel.py 2 SIGINT "$BFS" fsck -fy -C FD tree.img
-contains out "tree.img: check cancelled after pass 2 (btrees): 0 problems found, 0 fixed; run fsck again"
+expect_rc 32 python3 cancel.py 3 SIGINT "$BFS" fsck -fy -C FD tree.img
+contains out "tree.img: check cancelled after pass 3 (btrees): 0 problems found, 0 fixed; run fsck again"
 expect_ok "$BFS" fsck -fn tree.img
 
 note "^C at the interactive prompt: status 32, the problem is left for the next run"
@@ -68,7 +68,7 @@ fixture f_fs_dir_unattached d.img
 onpty "^C" "$BFS" fsck d.img
 rc=$?
 [ $rc -eq 32 ] || { cat pty.out; fail "^C at the prompt: exit $rc, expected 32"; }
-grep -q "d.img: check cancelled after pass 3" pty.out || { cat pty.out; fail "no cancel summary"; }
+grep -q "d.img: check cancelled after pass 4" pty.out || { cat pty.out; fail "no cancel summary"; }
 [ "$(grep -c '\[y/n/a\]' pty.out)" -eq 1 ] || { cat pty.out; fail "asked again after ^C"; }
 grep -q "d.img: Connect it to /lost+found? no (cancelled)" pty.out ||
 	{ cat pty.out; fail "a later problem not answered no"; }
@@ -77,7 +77,7 @@ contains out "d.img: 2 problems found, 2 left unfixed"
 onpty "y,^C" "$BFS" fsck d.img
 rc=$?
 [ $rc -eq 32 ] || { cat pty.out; fail "y then ^C: exit $rc, expected 32"; }
-grep -q "d.img: check cancelled after pass 3 (directories and inodes): 2 problems found, 1 fixed" \
+grep -q "d.img: check cancelled after pass 4 (directories and inodes): 2 problems found, 1 fixed" \
 	pty.out || { cat pty.out; fail "the repair before ^C"; }
 expect_rc 1 "$BFS" fsck -y d.img
 expect_ok "$BFS" fsck -n d.img

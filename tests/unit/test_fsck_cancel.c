@@ -72,7 +72,7 @@ static int run_fsck(struct bfs_dev *dev, enum bfs_fsck_mode mode, struct run *ru
 }
 
 /*
- * Two damaged inodes (link counts off by one), which pass 3 reports one
+ * Two damaged inodes (link counts off by one), which pass 4 reports one
  * after the other, and a file "good" that is not damaged.
  */
 static void damage_two_inodes(struct bfs_dev *dev)
@@ -112,7 +112,7 @@ START_TEST(test_cancel_before_run)
 }
 END_TEST
 
-/* set after the first problem of pass 3 was fixed: the second is not */
+/* set after the first problem of pass 4 was fixed: the second is not */
 START_TEST(test_cancel_between_repairs)
 {
 	struct bfs_dev *dev = tu_mkfs_fs(32 * MiB, 0, 0, 0);
@@ -151,7 +151,7 @@ START_TEST(test_cancel_check_only)
 	damage_two_inodes(dev);
 	ck_assert_int_eq(run_fsck(dev, BFS_FSCK_MODE_NO, &run), BFS_FSCK_CANCELED);
 	ck_assert_uint_eq(run.nr, 2);
-	ck_assert_uint_eq(run.last_pass, 3);
+	ck_assert_uint_eq(run.last_pass, 4);
 	bfs_dev_close(dev);
 }
 END_TEST

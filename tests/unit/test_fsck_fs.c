@@ -805,7 +805,7 @@ START_TEST(test_orphan_at_crash)
 	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy;
 	struct bfs_fs *fs = fs_open(dev);
 	struct seen s;
-	u64 f, kept;
+	u64 f, kept, opens;
 	int rc;
 
 	kept = mkfile(fs, BFS_ROOT_INO, "kept", 1, 5000);
@@ -819,9 +819,12 @@ START_TEST(test_orphan_at_crash)
 	rc = run_fsck(copy, BFS_FSCK_MODE_NO, false, &s);
 	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -n: exit %d, %u problems (first %s)", rc,
 		      s.nr, s.nr ? bfs_problem_name(s.r[0].code) : "-");
+	opens = bfs_core_open_count();
 	rc = run_fsck(copy, BFS_FSCK_MODE_YES, false, &s);
 	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -y: exit %d, %u problems (first %s)", rc,
 		      s.nr, s.nr ? bfs_problem_name(s.r[0].code) : "-");
+	/* the orphan is freed by pass 2's open: pass 1's, made writable */
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
 	check_clean(copy);
 	fs = fs_open(copy);
 	check_file(fs, kept, 1, 5000, 0, 0);
@@ -861,6 +864,71 @@ START_TEST(test_attach_read_only)
 }
 END_TEST
 
+/* fsck -y (-p too) opens the filesystem once: pass 1's read-only core becomes pass 2's */
+static void one_open(enum bfs_fsck_mode mode)
+{
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy;
+	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_creds cr = { 0, 0 };
+	struct bfs_stat dir, st;
+	u64 ino[40], opens;
+	struct seen s;
+	char name[16];
+	unsigned i;
+	int rc;
+
+	ck_assert_int_eq(bfs_fs_mkdir(fs, BFS_ROOT_INO, "d", 1, 0755, &cr, &dir), 0);
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		ino[i] = mkfile(fs, dir.ino, name, i, 3000 + i * 1000);
+	}
+	/* sound and cleanly closed: nothing to replay, one open */
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	opens = bfs_core_open_count();
+	rc = run_fsck(dev, mode, false, &s);
+	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "clean: exit %d, %u problems", rc, s.nr);
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
+
+	/* a crash after a sync, and a link count pass 2 repairs: in the journal only */
+	fs = fs_open(dev);
+	put_nlink(bfs_fs_core(fs), ino[7], 5);
+	ck_assert_int_eq(bfs_fs_unlink(fs, dir.ino, "f3", 2), 0);
+	ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	opens = bfs_core_open_count();
+	rc = run_fsck(copy, mode, false, &s);
+	ck_assert_msg(rc == BFS_FSCK_CORRECTED && s.nr == 1, "crash: exit %d, %u problems", rc, s.nr);
+	ck_assert_int_eq(s.r[0].code, PR_INODE_NLINK);
+	ck_assert(s.r[0].fixed);
+	ck_assert_uint_eq(s.r[0].inode, ino[7]);
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
+	/* what was replayed, repaired and checkpointed through that one open is on the device */
+	opens = bfs_core_open_count();
+	check_clean(copy);
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
+	fs = fs_open(copy);
+	for (i = 0; i < 40; i++)
+		if (i != 3)
+			check_file(fs, ino[i], i, 3000 + i * 1000, 0, 0);
+	ck_assert_int_eq(bfs_fs_lookup(fs, dir.ino, "f3", 2, &st), -ENOENT);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(copy);
+	bfs_dev_close(dev);
+}
+
+START_TEST(test_one_open_yes)
+{
+	one_open(BFS_FSCK_MODE_YES);
+}
+END_TEST
+
+START_TEST(test_one_open_preen)
+{
+	one_open(BFS_FSCK_MODE_PREEN);
+}
+END_TEST
+
 static Suite *fsck_fs_suite(void)
 {
 	Suite *s = suite_create("fsck_fs");
@@ -878,6 +946,8 @@ static Suite *fsck_fs_suite(void)
 	tcase_add_test(tc, test_many_links);
 	tcase_add_test(tc, test_orphan_at_crash);
 	tcase_add_test(tc, test_attach_read_only);
+	tcase_add_test(tc, test_one_open_yes);
+	tcase_add_test(tc, test_one_open_preen);
 	tcase_add_test(tc, test_random_damage);
 	suite_add_tcase(s, tc);
 	return s;
