@@ -309,6 +309,15 @@ static int repair(struct btree_check *bc)
 	return ret ? ret : r;
 }
 
+/* keys the open's journal replay applied */
+static u64 replayed_keys(struct bfs_core *c)
+{
+	struct bfs_core_stats cs;
+
+	bfs_core_get_stats(c, &cs);
+	return cs.replayed_keys;
+}
+
 int bfs_fsck_pass_btree(struct bfs_fsck *f)
 {
 	struct bfs_core_opts opts = { 0 };
@@ -343,8 +352,14 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 							(unsigned long long)st.keys, st.depth,
 							st.depth == 1 ? "" : "s");
 			}
-		/* a read-only pass 2 goes on with this open (one replay, one cache) */
-		if (f->early && fsck_fs_read_only(f)) {
+		/*
+		 * A read-only pass 2 goes on with this open (one replay, one
+		 * cache), unless the replay applied keys: this core did not know
+		 * the data buckets, so a node its replay split may sit (in
+		 * memory) in a bucket of file data, which pass 2 would report as
+		 * shared.  Pass 2's own open replays with the data buckets known.
+		 */
+		if (f->early && fsck_fs_read_only(f) && !replayed_keys(c)) {
 			f->early->core = c;
 			return 0;
 		}
