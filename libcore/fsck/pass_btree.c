@@ -400,6 +400,15 @@ static int repair(struct btree_check *bc)
 	return ret ? ret : r;
 }
 
+/* keys the open's journal replay applied */
+static u64 replayed_keys(struct bfs_core *c)
+{
+	struct bfs_core_stats cs;
+
+	bfs_core_get_stats(c, &cs);
+	return cs.replayed_keys;
+}
+
 int bfs_fsck_pass_btree(struct bfs_fsck *f)
 {
 	struct bfs_core_opts opts = { 0 };
@@ -450,8 +459,17 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 							(unsigned long long)st.keys, st.depth,
 							st.depth == 1 ? "" : "s");
 			}
-		/* pass 2 goes on with this open (one replay, one cache), made writable for -y */
-		if (f->early && (fsck_fs_read_only(f) || fsck_early_writable(f->early))) {
+		/*
+		 * Pass 2 goes on with this open (one replay, one cache), made
+		 * writable for -y.  A read-only pass 2 does so only if the replay
+		 * applied no key: a read-only pass 1 core did not know the data
+		 * buckets (no space hooks), so a node its replay split may sit (in
+		 * memory) in a bucket of file data, which pass 2 would report as
+		 * shared.  Pass 2's own open replays with the data buckets known.
+		 * A writable pass 1 open was made with the hooks.
+		 */
+		if (f->early && ((fsck_fs_read_only(f) && !replayed_keys(c)) ||
+				 fsck_early_writable(f->early))) {
 			f->early->core = c;
 			return 0;
 		}
