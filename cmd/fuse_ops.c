@@ -682,7 +682,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	 * host cache held (doc/benchmarks.md, end of session 4).  Writes
 	 * under 64 KiB go through the host cache anyway.
 	 */
-	n = bfs_fs_write(fs_of(req), ino, buf, size, (u64)off);
+	n = bfs_fs_write_flags(fs_of(req), ino, buf, size, (u64)off,
+			       (fi->fh & BFS_FH_DIRECT_IO) ? BFS_WRITE_THROUGH : 0);
 	if (n < 0)
 		return reply_err(req, n);
 	fuse_reply_write(req, (size_t)n);
