@@ -6,13 +6,17 @@
  * appends and tail overwrites with reads, truncates, punches, zero ranges,
  * fallocate, large and write-through (O_DIRECT) writes, xattrs, extent
  * maps, fsyncs and reopens on three files against a model; more files
- * than there are buffers (the oldest is written back).
+ * than there are buffers (the oldest is written back); a writer of whole
+ * blocks, which drops the inode lock for its device writes, racing an
+ * appender whose buffer is made meanwhile (it must take the writer's data
+ * too, not write stale bytes back over it).
  *
  * BFS_TAIL_FSX_OPS / BFS_TAIL_FSX_SEED run the random mix longer or
- * differently.
+ * differently, BFS_TAIL_RACE_ROUNDS the race longer (default 200).
  */
 #include "tu.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -289,6 +293,104 @@ START_TEST(test_many_files)
 }
 END_TEST
 
+/*
+ * The race: B writes whole blocks from the block that holds the end of the
+ * file (the device writes without the inode lock); A appends at the old
+ * end at the same time, so A's buffer may be made from the blocks B is
+ * replacing.  Either order is a valid result for the bytes A wrote, but
+ * every other byte of B's range must be B's.
+ */
+#define RACE_BASE	(256 * KiB - 100)	/* the file's size before each round */
+#define RACE_B_OFF	(256 * KiB - 4 * KiB)
+#define RACE_B_LEN	(64 * KiB)
+#define RACE_A_RECS	24
+
+struct race {
+	struct bfs_fs *fs;
+	u64 ino;
+	unsigned round;
+	pthread_barrier_t go;
+};
+
+static u8 race_b_byte(unsigned round, u64 off)
+{
+	return (u8)((round * 31 + off) & 0x7f);
+}
+
+static void *race_b(void *arg)
+{
+	struct race *r = arg;
+	static u8 buf[RACE_B_LEN];
+	u64 i;
+
+	for (i = 0; i < RACE_B_LEN; i++)
+		buf[i] = race_b_byte(r->round, RACE_B_OFF + i);
+	pthread_barrier_wait(&r->go);
+	ck_assert_int_eq(bfs_fs_write(r->fs, r->ino, buf, RACE_B_LEN, RACE_B_OFF), RACE_B_LEN);
+	return NULL;
+}
+
+static void *race_a(void *arg)
+{
+	struct race *r = arg;
+	unsigned j;
+
+	pthread_barrier_wait(&r->go);
+	for (j = 0; j < RACE_A_RECS; j++) {
+		u8 rec[5] = { 0x80 | (u8)j, 0x81, 0x82, 0x83, 0x84 };
+
+		ck_assert_int_eq(bfs_fs_write(r->fs, r->ino, rec, 5, RACE_BASE + 5 * j), 5);
+	}
+	return NULL;
+}
+
+START_TEST(test_race_unlocked_writer)
+{
+	struct bfs_dev *dev = tu_mkfs_fs(64 * MiB, 0, 0, BFS_COMPRESSION_NONE);
+	struct race r = { .fs = tu_fs_open(dev) };
+	u8 *buf = bfs_malloc(RACE_BASE + RACE_B_LEN);
+	const char *env = getenv("BFS_TAIL_RACE_ROUNDS");
+	unsigned rounds = env ? (unsigned)atoi(env) : 200;
+	u64 i;
+
+	ck_assert_ptr_nonnull(buf);
+	r.ino = tu_mkfile(r.fs, "race");
+	memset(buf, 0x7f, RACE_BASE);
+	ck_assert_int_eq(bfs_fs_write(r.fs, r.ino, buf, RACE_BASE, 0), RACE_BASE);
+	for (r.round = 0; r.round < rounds; r.round++) {
+		struct bfs_setattr sa = { .valid = BFS_SET_SIZE, .size = RACE_BASE };
+		struct bfs_stat st;
+		pthread_t a, b;
+
+		/* the old bytes of the tail block, unlike any round's */
+		ck_assert_int_eq(bfs_fs_setattr(r.fs, r.ino, &sa, &st), 0);
+		memset(buf, 0xff, 4096);
+		ck_assert_int_eq(bfs_fs_write(r.fs, r.ino, buf, RACE_BASE - RACE_B_OFF, RACE_B_OFF),
+				 RACE_BASE - RACE_B_OFF);
+		ck_assert_int_eq(pthread_barrier_init(&r.go, NULL, 2), 0);
+		ck_assert_int_eq(pthread_create(&b, NULL, race_b, &r), 0);
+		ck_assert_int_eq(pthread_create(&a, NULL, race_a, &r), 0);
+		ck_assert_int_eq(pthread_join(a, NULL), 0);
+		ck_assert_int_eq(pthread_join(b, NULL), 0);
+		pthread_barrier_destroy(&r.go);
+		ck_assert_uint_eq(size_of(r.fs, r.ino), RACE_B_OFF + RACE_B_LEN);
+		ck_assert_int_eq(bfs_fs_read(r.fs, r.ino, buf, RACE_B_LEN, RACE_B_OFF), RACE_B_LEN);
+		for (i = 0; i < RACE_B_LEN; i++) {
+			u64 off = RACE_B_OFF + i;
+			bool a_byte = off >= RACE_BASE && off < RACE_BASE + 5 * RACE_A_RECS &&
+				      (buf[i] & 0x80);
+
+			ck_assert_msg(a_byte || buf[i] == race_b_byte(r.round, off),
+				      "round %u: byte %llu is %02x, neither the appender's nor the "
+				      "writer's", r.round, (unsigned long long)off, buf[i]);
+		}
+	}
+	ck_assert_int_eq(bfs_fs_close(r.fs), 0);
+	bfs_dev_close(dev);
+	bfs_free(buf);
+}
+END_TEST
+
 static Suite *tail_buf_suite(void)
 {
 	Suite *s = suite_create("tail_buf");
@@ -299,6 +401,7 @@ static Suite *tail_buf_suite(void)
 	tcase_add_test(tc, test_tail_fsx);
 	tcase_add_test(tc, test_tail_fsx_zstd);
 	tcase_add_test(tc, test_many_files);
+	tcase_add_test(tc, test_race_unlocked_writer);
 	suite_add_tcase(s, tc);
 	return s;
 }
