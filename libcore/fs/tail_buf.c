@@ -49,7 +49,7 @@ struct bfs_tail_bufs {
 int bfs_tail_init(struct bfs_fs *fs)
 {
 	struct bfs_tail_bufs *tb = bfs_zalloc(sizeof(*tb));
-	u32 target = fs->data->chunk.target;
+	u32 target = BFS_MAX(fs->data->chunk.target, 1u);
 
 	if (!tb)
 		return -ENOMEM;
