@@ -22,6 +22,7 @@
 
 #define TAIL_SLOTS	64
 #define TAIL_BYTES_MAX	(4 * MiB)	/* memory of all buffers together */
+#define TAIL_HINTS	256		/* recent small appenders, by ino % TAIL_HINTS */
 
 struct tail_buf {
 	u64	ino;		/* 0: the slot is free */
@@ -44,6 +45,15 @@ struct bfs_tail_bufs {
 	int	err;		/* a write-back error not yet reported by fsync */
 	u64	err_ino;
 	struct tail_buf slot[TAIL_SLOTS];
+	/*
+	 * The inode of the last small write at a file's end that made no
+	 * buffer, per hash: a buffer is made for the second one in a row.  A
+	 * small file written once and closed gains nothing from a buffer (one
+	 * transaction either way) and would pay for a second inode read and a
+	 * copy; a log appender gains from its second write on.  Racy reads
+	 * and writes (relaxed atomics): a hint only.
+	 */
+	u64	hint[TAIL_HINTS];
 };
 
 int bfs_tail_init(struct bfs_fs *fs)
@@ -172,6 +182,9 @@ ssize_t bfs_tail_write(struct bfs_fs *fs, const struct bfs_inode *inode, const v
 	if (!tb || !buf || !len || len > d->block_size || off < start || off > inode->size ||
 	    off + len > end)
 		return 0;
+	if (__atomic_exchange_n(&tb->hint[inode->ino % TAIL_HINTS], inode->ino,
+				__ATOMIC_RELAXED) != inode->ino)
+		return 0;	/* the first small write at its end: the ordinary way */
 	bfs_mutex_lock(&tb->lock);
 	e = find(tb, inode->ino);
 	bfs_mutex_unlock(&tb->lock);

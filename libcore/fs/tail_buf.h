@@ -2,8 +2,9 @@
 /*
  * Write-behind of small writes at the end of a file (tail_buf.c).
  *
- * A small write that lands in a file's last chunk is copied into an
- * in-memory buffer of that chunk and acknowledged; the buffer becomes one
+ * A small write that lands in a file's last chunk (the second such write
+ * to the file in a row, and those after it) is copied into an in-memory
+ * buffer of that chunk and acknowledged; the buffer becomes one
  * ordinary write (a chunk, one transaction) when it is written back.  It
  * is written back:
  *   - by anyone who takes the inode's lock with bfs_inode_lock() (truncate,
