@@ -55,6 +55,8 @@
 
 /* fuse_file_info.fh of an open file: the open is direct_io (want_direct_io()) */
 #define BFS_FH_DIRECT_IO	(1U << 0)
+/* ... opened with O_DIRECT: its writes are not held in a tail buffer (BFS_WRITE_THROUGH) */
+#define BFS_FH_O_DIRECT		(1U << 1)
 
 /*
  * The kernel accepts errno values below 512 only; anything else (a project
@@ -525,7 +527,8 @@ static bool want_direct_io(const struct fuse_file_info *fi)
 static void set_open_flags(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	fi->direct_io = want_direct_io(fi);
-	fi->fh = fi->direct_io ? BFS_FH_DIRECT_IO : 0;
+	fi->fh = (fi->direct_io ? BFS_FH_DIRECT_IO : 0) |
+		 ((fi->flags & O_DIRECT) ? BFS_FH_O_DIRECT : 0);
 	fi->keep_cache = (fi->flags & O_ACCMODE) == O_WRONLY ||
 			 !atime_open(req, ino, fuse_of(req)->atime);
 	/* nothing is buffered here, so close(2) needs no FLUSH round trip */
@@ -682,7 +685,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	 * host cache held (doc/benchmarks.md, end of session 4).  Writes
 	 * under 64 KiB go through the host cache anyway.
 	 */
-	n = bfs_fs_write(fs_of(req), ino, buf, size, (u64)off);
+	n = bfs_fs_write_flags(fs_of(req), ino, buf, size, (u64)off,
+			       (fi->fh & BFS_FH_O_DIRECT) ? BFS_WRITE_THROUGH : 0);
 	if (n < 0)
 		return reply_err(req, n);
 	fuse_reply_write(req, (size_t)n);

@@ -241,6 +241,13 @@ ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u6
  * write does.  Without it, writes of 64 KiB and more go direct.
  */
 #define BFS_WRITE_CACHED	(1U << 0)
+/*
+ * BFS_WRITE_THROUGH: not held back in memory (a file opened with O_DIRECT).
+ * Without it, a small write at a file's end may be buffered in memory and
+ * written back later (at fsync, sync, the periodic commit, close, or when
+ * anything else touches the file): doc/io.md "Small appends".
+ */
+#define BFS_WRITE_THROUGH	(1U << 1)
 ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off,
 			   unsigned flags);
 

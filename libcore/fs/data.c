@@ -7,6 +7,7 @@
 #include <bfs/super.h>
 
 #include "data.h"
+#include "tail_buf.h"
 
 void bfs_data_options_load(struct bfs_fs_data *d, const struct bfs_sb *sb)
 {
@@ -83,6 +84,8 @@ int bfs_fs_data_init(struct bfs_fs *fs)
 	if (!d)
 		return ret;
 	ret = bfs_data_alloc_init(d);
+	if (!ret)
+		ret = bfs_tail_init(fs);
 	if (ret)
 		bfs_fs_data_exit(fs);
 	return ret;
@@ -94,6 +97,7 @@ void bfs_fs_data_exit(struct bfs_fs *fs)
 
 	if (!d)
 		return;
+	bfs_tail_exit(fs);
 	bfs_data_alloc_exit(d);
 	bfs_free(d);
 	fs->data = NULL;
@@ -101,8 +105,17 @@ void bfs_fs_data_exit(struct bfs_fs *fs)
 
 int bfs_fs_data_flush(struct bfs_fs *fs, u64 ino)
 {
-	/* data goes to the device before its extent is committed: nothing is buffered */
-	return 0;
+	/*
+	 * Data goes to the device before its extent is committed; only small
+	 * writes at files' ends wait in memory (tail_buf.h).
+	 */
+	if (!ino)
+		return bfs_tail_flush_all(fs);
+	if (bfs_tail_any(fs)) {
+		bfs_inode_lock(fs, ino);	/* writes it back */
+		bfs_inode_unlock(fs, ino);
+	}
+	return bfs_tail_error(fs, ino);
 }
 
 int bfs_fs_data_release(struct bfs_fs *fs)
@@ -121,7 +134,9 @@ int bfs_fs_fsync(struct bfs_fs *fs, u64 ino, bool datasync)
 	 * committed, and each journal entry is written after a device flush:
 	 * making the journal durable makes the data durable too.
 	 */
-	ret = bfs_data_release_pending(fs->data, true);
+	ret = bfs_fs_data_flush(fs, ino);
+	if (!ret)
+		ret = bfs_data_release_pending(fs->data, true);
 	if (!ret)
 		ret = bfs_core_flush(fs->c);
 	return ret;

@@ -236,6 +236,8 @@ int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
  * error with the lock released.
  */
 int bfs_data_lock_file(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int not_reg);
+/* the same checks for a caller that took the lock itself (released on error) */
+int bfs_data_file_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int not_reg);
 
 /* ---- data_write.c ---- */
 /* BFS_DATA_MAX_BYTES, the largest file: include/bfs/fs_repair.h */
@@ -255,6 +257,13 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
  */
 ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
 			      size_t len, u64 off, unsigned flags);
+/*
+ * A tail buffer's write-back (tail_buf.c): as bfs_data_write_locked(), but
+ * the inode's times become @mtime (when the buffered writes were made) and
+ * the lock is never dropped.
+ */
+ssize_t bfs_data_write_back(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
+			    size_t len, u64 off, s64 mtime);
 
 /* ---- gc.c ---- */
 /*

@@ -23,6 +23,7 @@
 #include <bfs/log.h>
 
 #include "data.h"
+#include "tail_buf.h"
 
 /* one extent's part of a read: bytes [from, from + len) of its chunk to out */
 struct extent_piece {
@@ -250,9 +251,14 @@ int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 
 int bfs_data_lock_file(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int not_reg)
 {
+	bfs_inode_lock(fs, ino);
+	return bfs_data_file_read(fs, ino, inode, not_reg);
+}
+
+int bfs_data_file_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int not_reg)
+{
 	int ret;
 
-	bfs_inode_lock(fs, ino);
 	ret = bfs_inode_read(fs, ino, inode);
 	if (!ret && S_ISDIR(inode->mode))
 		ret = -EISDIR;
@@ -286,7 +292,17 @@ static int read_unlocked(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 
 		ret = read_finish(&rp, true) ? 1 : 0;
 	}
 	if (ret)
-		bfs_inode_lock(fs, ino);
+		bfs_inode_lock_raw(fs, ino);
+	return ret;
+}
+
+/* under the lock: the device's bytes, and over them those still buffered */
+static int read_locked(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
+{
+	int ret = bfs_data_read_range(fs->data, ino, buf, len, off);
+
+	if (!ret)
+		bfs_tail_read_locked(fs, ino, buf, len, off);
 	return ret;
 }
 
@@ -295,23 +311,32 @@ ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
 	struct bfs_inode inode;
 	int ret;
 
-	ret = bfs_data_lock_file(fs, ino, &inode, -EINVAL);
+	struct bfs_tail_peek tp;
+
+	/* a buffered tail is read, not written back (tail_buf.h) */
+	bfs_inode_lock_raw(fs, ino);
+	ret = bfs_data_file_read(fs, ino, &inode, -EINVAL);
 	if (ret)
 		return ret;
+	bfs_tail_peek(fs, ino, &tp);
+	bfs_tail_apply(&tp, &inode);
 	if (off >= inode.size) {
 		bfs_inode_unlock(fs, ino);
 		return 0;
 	}
 	len = (size_t)BFS_MIN((u64)len, inode.size - off);
-	ret = read_unlocked(fs, ino, buf, len, off);
+	ret = tp.have && bfs_tail_overlaps(fs, ino, off, len) ? 1 :
+	      read_unlocked(fs, ino, buf, len, off);
 	if (ret == 0)
 		return (ssize_t)len;	/* the lock is gone */
 	if (ret == 1) {
-		/* raced with a writer, or no checksums: the old way, under the lock */
+		/* raced with a writer, no checksums, or buffered: under the lock */
 		if (bfs_inode_read(fs, ino, &inode))
 			inode.size = 0;
+		bfs_tail_peek(fs, ino, &tp);
+		bfs_tail_apply(&tp, &inode);
 		len = off < inode.size ? (size_t)BFS_MIN((u64)len, inode.size - off) : 0;
-		ret = len ? bfs_data_read_range(fs->data, ino, buf, len, off) : 0;
+		ret = len ? read_locked(fs, ino, buf, len, off) : 0;
 	}
 	bfs_inode_unlock(fs, ino);
 	return ret ? ret : (ssize_t)len;
@@ -324,6 +349,11 @@ int bfs_fs_map(struct bfs_fs *fs, u64 ino, int (*fn)(void *ctx, const struct bfs
 	const struct bfs_bkey *k;
 	int ret;
 
+	/* extents as they will be: what is buffered is written back first */
+	if (bfs_tail_any(fs)) {
+		bfs_inode_lock(fs, ino);
+		bfs_inode_unlock(fs, ino);
+	}
 	bfs_btree_iter_init(&it, fs->c, BFS_BTREE_EXTENTS, BFS_POS(ino, 0, 0), 0);
 	for_each_btree_key(&it, k, ret) {
 		const struct bfs_extent_v *v = extent_val(k);

@@ -14,6 +14,7 @@
 #include <bfs/log.h>
 
 #include "data.h"
+#include "tail_buf.h"
 
 #define GC_MAX_TRIES		128	/* copy-GC effort before a write gives up with ENOSPC */
 
@@ -193,7 +194,7 @@ static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 	if (p->nr_io)
 		bfs_dev_submit(d->dev, p->io, p->nr_io);
 	if (unlock) {
-		bfs_inode_lock(u->unlock_fs, ino);
+		bfs_inode_lock_raw(u->unlock_fs, ino);
 		u->relocked = true;
 	}
 	for (i = 0; i < p->nr; i++) {
@@ -316,7 +317,7 @@ static int gc_unlocked(struct bfs_fs *fs, struct bfs_inode *inode, struct data_u
 
 	bfs_inode_unlock(fs, inode->ino);
 	ret = bfs_data_copygc(fs->data, BFS_GC_NO_INODE, &freed, &busy);
-	bfs_inode_lock(fs, inode->ino);
+	bfs_inode_lock_raw(fs, inode->ino);
 	if (!ret)
 		ret = bfs_inode_read(fs, inode->ino, inode);
 	if (!ret && !gc_progress(u, freed, busy))
@@ -324,8 +325,13 @@ static int gc_unlocked(struct bfs_fs *fs, struct bfs_inode *inode, struct data_u
 	return ret;
 }
 
-ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
-			      size_t len, u64 off, unsigned flags)
+/*
+ * bfs_data_write_locked(), and for a tail buffer's write-back (@mtime
+ * non-zero): times set to @mtime, and the inode lock is never dropped, for
+ * its I/O or for copy-GC (the lock holder may hold other stripes too).
+ */
+static ssize_t write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
+			    size_t len, u64 off, unsigned flags, s64 mtime)
 {
 	struct bfs_fs_data *d = fs->data;
 	unsigned gc_tries = 0;
@@ -348,9 +354,9 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 		if (ret)
 			break;
 		data_update_init(&u, t);
-		u.gc_unlocked = true;
+		u.gc_unlocked = !mtime;
 		u.gc_tries = gc_tries;
-		u.unlock_fs = fs;
+		u.unlock_fs = mtime ? NULL : fs;
 		u.cached = flags & BFS_WRITE_CACHED;
 		qret = data_queue_write(d, &u, inode->ino, buf ? (const u8 *)buf + total : NULL,
 					len - total, off + total, cbuf, &done);
@@ -365,7 +371,7 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 			saved = *inode;
 		}
 		if (done) {
-			s64 now = bfs_fs_now();
+			s64 now = mtime ? mtime : bfs_fs_now();
 
 			inode->sectors = (u64)((s64)inode->sectors + u.inode_sectors);
 			if (off + total + done > inode->size)
@@ -379,6 +385,11 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 			if (ret) {
 				*inode = saved;
 				done = 0;
+			} else if (!mtime) {
+				/* a tail buffer made while the lock was down takes them too */
+				bfs_tail_note_write(fs, inode->ino,
+						    buf ? (const u8 *)buf + total : NULL, done,
+						    off + total);
 			}
 		}
 		bfs_trans_end(t);
@@ -403,9 +414,22 @@ ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const 
 	return ret;
 }
 
+ssize_t bfs_data_write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
+			      size_t len, u64 off, unsigned flags)
+{
+	return write_locked(fs, inode, buf, len, off, flags, 0);
+}
+
+ssize_t bfs_data_write_back(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
+			    size_t len, u64 off, s64 mtime)
+{
+	return write_locked(fs, inode, buf, len, off, 0, mtime ? mtime : bfs_fs_now());
+}
+
 ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off,
 			   unsigned flags)
 {
+	bool buffer = !(flags & BFS_WRITE_THROUGH);
 	struct bfs_inode inode;
 	ssize_t ret;
 
@@ -415,10 +439,21 @@ ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t l
 		return 0;
 	if (off > BFS_DATA_MAX_BYTES || len > BFS_DATA_MAX_BYTES - off)
 		return -EFBIG;
-	ret = bfs_data_lock_file(fs, ino, &inode, -EINVAL);
+	/* a small write into the file's tail buffer: a copy (tail_buf.h) */
+	bfs_inode_lock_raw(fs, ino);
+	ret = buffer ? bfs_tail_write_fast(fs, ino, buf, len, off) : 0;
+	if (ret) {
+		bfs_inode_unlock(fs, ino);
+		return ret;
+	}
+	/* what is buffered goes first: this write is not one the buffer takes */
+	bfs_tail_flush_locked(fs, ino);
+	ret = bfs_data_file_read(fs, ino, &inode, -EINVAL);
 	if (ret)
 		return ret;
 	ret = bfs_iflags_may_write(inode.flags, inode.size, off);
+	if (!ret && buffer)
+		ret = bfs_tail_write(fs, &inode, buf, len, off);
 	if (!ret)
 		ret = bfs_data_write_locked(fs, &inode, buf, len, off, flags);
 	bfs_inode_unlock(fs, ino);

@@ -29,6 +29,7 @@
 struct bfs_fs_data;		/* the data half's private state */
 struct bfs_open_inodes;		/* open-count table (namespace half) */
 struct bfs_fs_committer;		/* the periodic commit thread (commit.c) */
+struct bfs_tail_bufs;		/* buffered small writes at files' ends (tail_buf.h) */
 
 struct bfs_fs {
 	struct bfs_dev		*dev;
@@ -49,6 +50,7 @@ struct bfs_fs {
 	struct bfs_fs_data	*data;
 	struct bfs_fs_committer	*committer;	/* NULL: no periodic commit */
 	struct bfs_import	*import;	/* import.c: a session, or NULL */
+	struct bfs_tail_bufs	*tails;		/* tail_buf.c: NULL before the data half */
 };
 
 /* commit.c: start the periodic commit (read-write, @ms > 0), stop it before close */
@@ -59,7 +61,13 @@ void bfs_fs_commit_stop(struct bfs_fs *fs);
 void bfs_fs_quiesce(struct bfs_fs *fs);
 void bfs_fs_unquiesce(struct bfs_fs *fs);
 
+/*
+ * Taking an inode's lock writes back what tail_buf.h buffered of it, so
+ * that its holder sees the file as it is; _raw() does not (the buffered
+ * write and read paths, which know about the buffer, and write-back itself).
+ */
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino);
+void bfs_inode_lock_raw(struct bfs_fs *fs, u64 ino);
 void bfs_inode_unlock(struct bfs_fs *fs, u64 ino);
 /* lock two inodes in a deadlock-free order (same stripe locked once) */
 void bfs_inode_lock2(struct bfs_fs *fs, u64 a, u64 b);

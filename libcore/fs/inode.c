@@ -7,6 +7,7 @@
 #include <bfs/journal_format.h>
 
 #include "ns.h"
+#include "tail_buf.h"
 
 s64 bfs_fs_now(void)
 {
@@ -134,7 +135,7 @@ void bfs_ns_inode_decode(u64 ino, const struct bfs_inode_v *v, struct bfs_ns_ino
 	inode->parent = le64_to_cpu(v->parent);
 }
 
-int bfs_ns_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_ns_inode *inode)
+static int inode_lookup(struct bfs_fs *fs, u64 ino, struct bfs_ns_inode *inode)
 {
 	u64 buf[BFS_BKEY_U64S + 64];
 	const struct bfs_bkey *k = (const void *)buf;
@@ -159,6 +160,24 @@ int bfs_ns_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_ns_inode *inode)
 	return 0;
 }
 
+/*
+ * As stat and lookup see it: with the size and mtime of writes still
+ * buffered (tail_buf.h), looked at before the btree so that a write-back
+ * in between is seen in the btree.  Holders of the inode lock find nothing
+ * buffered: taking it wrote the buffer back.
+ */
+int bfs_ns_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_ns_inode *inode)
+{
+	struct bfs_tail_peek tp;
+	int ret;
+
+	bfs_tail_peek(fs, ino, &tp);
+	ret = inode_lookup(fs, ino, inode);
+	if (!ret)
+		bfs_tail_apply(&tp, &inode->i);
+	return ret;
+}
+
 int bfs_ns_inode_write(struct bfs_trans *t, const struct bfs_ns_inode *inode)
 {
 	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S];
@@ -172,7 +191,8 @@ int bfs_ns_inode_write(struct bfs_trans *t, const struct bfs_ns_inode *inode)
 int bfs_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode)
 {
 	struct bfs_ns_inode n;
-	int ret = bfs_ns_inode_read(fs, ino, &n);
+	/* the data half: the inode as committed, without what is buffered */
+	int ret = inode_lookup(fs, ino, &n);
 
 	if (!ret)
 		*inode = n.i;

@@ -8,6 +8,7 @@
  * stripes), each stripe once.
  */
 #include "ns.h"
+#include "tail_buf.h"
 
 static unsigned stripe(u64 ino)
 {
@@ -43,6 +44,9 @@ void bfs_inode_lockv(struct bfs_fs *fs, const u64 *inos, unsigned nr)
 	n = stripes_of(inos, BFS_MIN(nr, BFS_NS_MAX_LOCKS), s);
 	for (i = 0; i < n; i++)
 		bfs_mutex_lock(&fs->inode_locks[s[i]]);
+	for (i = 0; i < BFS_MIN(nr, BFS_NS_MAX_LOCKS); i++)
+		if (inos[i])
+			bfs_tail_flush_locked(fs, inos[i]);
 }
 
 void bfs_inode_unlockv(struct bfs_fs *fs, const u64 *inos, unsigned nr)
@@ -54,9 +58,15 @@ void bfs_inode_unlockv(struct bfs_fs *fs, const u64 *inos, unsigned nr)
 		bfs_mutex_unlock(&fs->inode_locks[s[i]]);
 }
 
+void bfs_inode_lock_raw(struct bfs_fs *fs, u64 ino)
+{
+	bfs_mutex_lock(&fs->inode_locks[stripe(ino)]);
+}
+
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino)
 {
 	bfs_mutex_lock(&fs->inode_locks[stripe(ino)]);
+	bfs_tail_flush_locked(fs, ino);
 }
 
 void bfs_inode_unlock(struct bfs_fs *fs, u64 ino)
