@@ -247,7 +247,8 @@ int bfs_data_lock_file(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int 
 /*
  * Write up to one batch of [off, off + len) (any alignment; @buf NULL writes
  * zeros) as chunks and queue their extent keys and accounting into @u;
- * *done = bytes queued.  @cbuf holds chunk_max bytes.
+ * *done = bytes queued.  @cbuf holds chunk_max bytes, or is NULL (chunk
+ * buffers allocated where needed).
  */
 int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, const void *buf,
 		     size_t len, u64 off, u8 *cbuf, size_t *done);
