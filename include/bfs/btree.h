@@ -136,6 +136,20 @@ int bfs_trans_delete_range(struct bfs_trans *t, enum bfs_btree_id id, u64 inode,
  */
 int bfs_trans_commit(struct bfs_trans *t, u64 *seq);
 void bfs_trans_end(struct bfs_trans *t);
+/*
+ * Values that depend on the commits before this one (a sum kept in a key,
+ * such as a bucket's live sectors): the next commit calls @fn for each of
+ * its updates to a non-extent btree once the commit can no longer fall back
+ * to another way of committing, just before the first update is applied,
+ * with every leaf it changes write-locked (or commit_lock held exclusive).
+ * Two commits that write one position therefore call @fn in the order they
+ * apply and reach the journal, without any lock of the caller's held across
+ * the commit.  @fn may rewrite @k's value in place, not its position, type
+ * or size.  Once @fn was called, the commit applies what it left or fails
+ * (with an error, never retried).  The commit clears it.
+ */
+typedef void (*bfs_trans_fixup_fn)(void *ctx, enum bfs_btree_id id, struct bfs_bkey *k);
+void bfs_trans_set_fixup(struct bfs_trans *t, bfs_trans_fixup_fn fn, void *ctx);
 
 /* one-update transactions */
 int bfs_btree_insert(struct bfs_core *c, enum bfs_btree_id id, const struct bfs_bkey *k);

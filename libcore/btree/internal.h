@@ -481,6 +481,8 @@ int bfs_par_check_room(struct bfs_core *c, struct par_commit *pc);
 int bfs_par_apply(struct bfs_core *c, struct par_commit *pc, u64 jseq,
 		  int (*emit)(void *ctx, u8 id, const struct bfs_bkey *k), void *ctx,
 		  bool *applied_any);
+/* bfs_trans_set_fixup()'s @fn on each planned write to a non-extent btree */
+void bfs_par_fixup(struct par_commit *pc, bfs_trans_fixup_fn fn, void *ctx);
 /* mark changed leaves dirty, unlock and release them */
 void bfs_par_end(struct bfs_core *c, struct par_commit *pc);
 

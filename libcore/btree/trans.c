@@ -32,6 +32,8 @@ struct bfs_trans {
 	size_t	used, cap;		/* u64s */
 	u32	nr;
 	bool	only_deletes;
+	bfs_trans_fixup_fn fixup;	/* bfs_trans_set_fixup(), for the next commit */
+	void	*fixup_ctx;
 };
 
 const char *bfs_btree_id_name(unsigned id)
@@ -70,6 +72,12 @@ void bfs_trans_end(struct bfs_trans *t)
 		return;
 	bfs_free(t->buf);
 	bfs_free(t);
+}
+
+void bfs_trans_set_fixup(struct bfs_trans *t, bfs_trans_fixup_fn fn, void *ctx)
+{
+	t->fixup = fn;
+	t->fixup_ctx = ctx;
 }
 
 int bfs_trans_update(struct bfs_trans *t, enum bfs_btree_id id, const struct bfs_bkey *k)
@@ -269,6 +277,9 @@ static int commit_parallel(struct bfs_trans *t, u32 nr, struct jbuf *jb, u64 *se
 		ret = bfs_par_check_room(c, &pc);
 	if (!ret) {
 		bfs_committing = c;
+		/* every leaf locked and nothing can send us the exclusive way any more */
+		if (t->fixup)
+			bfs_par_fixup(&pc, t->fixup, t->fixup_ctx);
 		/* appended with the leaves still locked: journal order is apply order per leaf */
 		ret = bfs_par_apply(c, &pc, open_seq(c), jbuf_emit, jb, applied) ?:
 			journal_commit(c, jb, seq);
@@ -343,6 +354,14 @@ int bfs_trans_commit(struct bfs_trans *t, u64 *seq_out)
 	 */
 	jseq = open_seq(c);
 
+	for (off = 0, i = 0; t->fixup && i < nr; i++) {
+		struct trans_update *u = (void *)&t->buf[off];
+		struct bfs_bkey *k = (void *)&t->buf[off + 1];
+
+		if (!bfs_btree_is_extents(u->btree_id))
+			t->fixup(t->fixup_ctx, (enum bfs_btree_id)u->btree_id, k);
+		off += 1 + bfs_bkey_u64s(k);
+	}
 	for (off = 0, i = 0; i < nr && !ret; i++) {
 		const struct trans_update *u = (const void *)&t->buf[off];
 		const struct bfs_bkey *k = (const void *)&t->buf[off + 1];
@@ -364,6 +383,8 @@ out:
 out_nolock:
 	bfs_free(jb.buf);
 	t->used = 0;
+	t->fixup = NULL;
+	t->fixup_ctx = NULL;
 	if (!ret && seq_out)
 		*seq_out = seq;
 	return ret;

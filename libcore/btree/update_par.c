@@ -186,6 +186,20 @@ int bfs_par_apply(struct bfs_core *c, struct par_commit *pc, u64 jseq,
 	return ret;
 }
 
+void bfs_par_fixup(struct par_commit *pc, bfs_trans_fixup_fn fn, void *ctx)
+{
+	size_t off;
+
+	for (off = 0; off < pc->ops.used;) {
+		const struct par_op *op = (const void *)&pc->ops.buf[off];
+		struct bfs_bkey *k = (void *)&pc->ops.buf[off + 1];
+
+		if (!bfs_btree_is_extents(op->btree_id))
+			fn(ctx, (enum bfs_btree_id)op->btree_id, k);
+		off += 1 + bfs_bkey_u64s(k);
+	}
+}
+
 void bfs_par_end(struct bfs_core *c, struct par_commit *pc)
 {
 	u32 i;

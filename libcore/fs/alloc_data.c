@@ -73,7 +73,8 @@ static void maybe_free_locked(struct bfs_fs_data *d, u64 bucket)
 {
 	struct bfs_bucket *bk = &d->b[bucket];
 
-	if (!bk->data || bk->open || bk->inflight || bk->live || bk->pending_free || bk->shared)
+	if (!bk->data || bk->open || bk->inflight || bk->committing || bk->live ||
+	    bk->pending_free || bk->shared)
 		return;
 	if (d->nr_pending == d->cap_pending) {
 		size_t cap = d->cap_pending ? d->cap_pending * 2 : 64;
@@ -110,7 +111,7 @@ static int release_discarding(struct bfs_fs_data *d, u64 upto)
 		struct bfs_bucket *bk = &d->b[b];
 
 		bk->pending_free = false;
-		if (bk->live || bk->open || bk->inflight || !bk->data || bk->shared)
+		if (bk->live || bk->open || bk->inflight || bk->committing || !bk->data || bk->shared)
 			continue;
 		rel[nr++] = b;
 	}
@@ -144,7 +145,7 @@ static int release_discarding(struct bfs_fs_data *d, u64 upto)
 	for (j = 0; j < nr; j++) {
 		struct bfs_bucket *bk = &d->b[rel[j]];
 
-		if (bk->live || bk->open || bk->inflight || !bk->data || bk->shared)
+		if (bk->live || bk->open || bk->inflight || bk->committing || !bk->data || bk->shared)
 			continue;
 		bk->data = false;
 		d->nr_data_buckets--;
@@ -182,7 +183,7 @@ int bfs_data_release_pending(struct bfs_fs_data *d, bool force)
 		struct bfs_bucket *bk = &d->b[b];
 
 		bk->pending_free = false;
-		if (bk->live || bk->open || bk->inflight || !bk->data || bk->shared)
+		if (bk->live || bk->open || bk->inflight || bk->committing || !bk->data || bk->shared)
 			continue;
 		bk->data = false;
 		d->nr_data_buckets--;
@@ -370,8 +371,29 @@ int data_update_add(struct data_update *u, u64 bucket, s64 sectors, u32 inflight
 	return 0;
 }
 
-int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino,
-			   u64 start, u64 end)
+/* the sectors of old extent @k inside [start, end) leave its bucket and the inode */
+static int account_old(struct bfs_fs_data *d, struct data_update *u, const struct bfs_bkey *k,
+		       u64 start, u64 end)
+{
+	u64 ks = bfs_bkey_start(k), ke = le64_to_cpu(k->offset), n;
+
+	if (k->type != BFS_KEY_EXTENT)
+		return 0;
+	n = BFS_MIN(end, ke) - BFS_MAX(start, ks);
+	u->inode_sectors -= (s64)n;
+	if (!extent_is_unwritten(k)) {
+		const struct bfs_extent_v *v = extent_val(k);
+		u64 b = bfs_data_bucket_of(d, le64_to_cpu(v->offset));
+
+		/* a stale pointer's sectors were never counted in the new life */
+		if (bfs_data_bucket_valid(d, b) && le32_to_cpu(v->gen) == bfs_data_bucket_gen(d, b))
+			return data_update_add(u, b, -(s64)n, 0);
+	}
+	return 0;
+}
+
+static int account_scan(struct bfs_fs_data *d, struct data_update *u, u64 ino, u64 start,
+			u64 end)
 {
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
@@ -379,29 +401,44 @@ int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, start, 0), 0);
 	for_each_btree_key(&it, k, ret) {
-		u64 ks = bfs_bkey_start(k), ke = le64_to_cpu(k->offset), n;
-
-		if (le64_to_cpu(k->inode) != ino || ks >= end)
+		if (le64_to_cpu(k->inode) != ino || bfs_bkey_start(k) >= end)
 			break;
-		if (k->type != BFS_KEY_EXTENT)
-			continue;
-		n = BFS_MIN(end, ke) - BFS_MAX(start, ks);
-		u->inode_sectors -= (s64)n;
-		if (!extent_is_unwritten(k)) {
-			const struct bfs_extent_v *v = extent_val(k);
-			u64 b = bfs_data_bucket_of(d, le64_to_cpu(v->offset));
-
-			/* a stale pointer's sectors were never counted in the new life */
-			if (bfs_data_bucket_valid(d, b) &&
-			    le32_to_cpu(v->gen) == bfs_data_bucket_gen(d, b)) {
-				ret = data_update_add(u, b, -(s64)n, 0);
-				if (ret)
-					break;
-			}
-		}
+		ret = account_old(d, u, k, start, end);
+		if (ret)
+			break;
 	}
 	bfs_btree_iter_exit(&it);
 	return ret;
+}
+
+/*
+ * An overwrite of written data (the common case: a random write into a
+ * file laid out before) finds each old extent with a point lookup, which
+ * copies one key; an iterator batches the keys after it too, and for a
+ * 4 KiB write into 16 KiB chunks that batch was a seventh of the FUSE
+ * daemon's time under fio (doc/benchmarks.md, session 5, randwrite).  At
+ * the first hole the rest is scanned.
+ */
+int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino,
+			   u64 start, u64 end)
+{
+	u64 kbuf[EXTENT_KEY_U64S + 8];
+	const struct bfs_bkey *k = (const struct bfs_bkey *)kbuf;
+	int ret;
+
+	while (start < end) {
+		ret = bfs_btree_lookup(d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, start, 0), kbuf,
+				       sizeof(kbuf));
+		if (ret == -ENOENT || ret == -ENOBUFS)
+			return account_scan(d, u, ino, start, end);
+		if (ret)
+			return ret;
+		ret = account_old(d, u, k, start, end);
+		if (ret)
+			return ret;
+		start = le64_to_cpu(k->offset);
+	}
+	return 0;
 }
 
 static void alloc_key(u64 *buf, u64 bucket, u32 gen, u64 live)
@@ -416,44 +453,83 @@ static void alloc_key(u64 *buf, u64 bucket, u32 gen, u64 live)
 	v->live_sectors = cpu_to_le64(live);
 }
 
+/*
+ * Called by the commit with the alloc key's leaf write-locked, just before
+ * it is applied (bfs_trans_set_fixup()): the bucket's live sectors as of
+ * the commits applied before this one, plus ours.  A commit that writes
+ * the same key holds the same leaf lock from here to its journal append,
+ * so the journal has the values in the order they were computed, and
+ * replay ends with the last.
+ */
+static void alloc_fixup(void *ctx, enum bfs_btree_id id, struct bfs_bkey *k)
+{
+	struct data_update *u = ctx;
+	struct bfs_fs_data *d = u->fixup_d;
+	u64 b = le64_to_cpu(k->inode);
+	size_t i;
+
+	if (id != BFS_BTREE_ALLOC || k->type != BFS_KEY_ALLOC)
+		return;
+	for (i = 0; i < u->nr; i++) {
+		struct data_delta *x = &u->d[i];
+		struct bfs_bucket *bk = &d->b[x->bucket];
+
+		if (x->bucket != b || !x->staged || x->fixed)
+			continue;
+		bfs_mutex_lock(&d->lock);
+		if ((s64)bk->live + x->sectors < 0) {
+			bfs_warn("data: bucket %" PRIu64 " live sectors would go negative (%" PRId64 ")",
+				 x->bucket, (s64)bk->live + x->sectors);
+			x->sectors = -(s64)bk->live;
+		}
+		bk->live += (u64)x->sectors;
+		alloc_key((u64 *)k, b, bk->gen, bk->live);
+		x->fixed = true;
+		bfs_mutex_unlock(&d->lock);
+		return;
+	}
+}
+
 int data_update_commit(struct bfs_fs_data *d, struct data_update *u, u64 *seq)
 {
 	u64 buf[BFS_BKEY_U64S + BFS_ALLOC_VAL_U64S];
 	size_t i;
 	int ret = 0;
 
-	bfs_mutex_lock(&d->commit_lock);
 	bfs_mutex_lock(&d->lock);
+	for (i = 0; i < u->nr; i++)
+		d->b[u->d[i].bucket].committing++;	/* not released before we return */
 	for (i = 0; i < u->nr && !ret; i++) {
 		struct data_delta *x = &u->d[i];
 		struct bfs_bucket *bk = &d->b[x->bucket];
-		s64 live = (s64)bk->live + x->sectors;
 
-		if (live < 0) {
-			bfs_warn("data: bucket %" PRIu64 " live sectors would go negative (%" PRId64 ")",
-				 x->bucket, live);
-			x->sectors = -(s64)bk->live;
-		}
 		if (!x->sectors && !x->inflight)
 			continue;
-		alloc_key(buf, x->bucket, bk->gen, bk->live + (u64)x->sectors);
+		/* the value is a placeholder until alloc_fixup() */
+		alloc_key(buf, x->bucket, bk->gen, bk->live);
 		ret = bfs_trans_update(u->t, BFS_BTREE_ALLOC, (struct bfs_bkey *)buf);
+		x->staged = !ret;
 	}
 	bfs_mutex_unlock(&d->lock);
-	if (!ret)
+	if (!ret) {
+		u->fixup_d = d;
+		bfs_trans_set_fixup(u->t, alloc_fixup, u);
 		ret = bfs_trans_commit(u->t, seq);
+	}
 	bfs_mutex_lock(&d->lock);
 	for (i = 0; i < u->nr; i++) {
 		struct data_delta *x = &u->d[i];
 		struct bfs_bucket *bk = &d->b[x->bucket];
 
-		if (!ret)
-			bk->live += (u64)x->sectors;
+		/* a failed commit after alloc_fixup(): nothing was applied, or the core is dead */
+		if (ret && x->fixed)
+			bk->live -= (u64)x->sectors;
+		x->staged = x->fixed = false;
 		bk->inflight -= x->inflight;
+		bk->committing--;
 		maybe_free_locked(d, x->bucket);
 	}
 	bfs_mutex_unlock(&d->lock);
-	bfs_mutex_unlock(&d->commit_lock);
 	return ret;
 }
 
@@ -552,7 +628,6 @@ int bfs_data_alloc_setup(struct bfs_fs_data *d)
 		return -ENOMEM;
 	d->find_cursor = d->nbuckets;
 	bfs_mutex_init(&d->lock);
-	bfs_mutex_init(&d->commit_lock);
 	bfs_mutex_init(&d->gc_lock);
 	/* room for the btrees to split and rewrite nodes, even when data filled the rest */
 	d->reserve_slots = bfs_alloc_nr_total(d->a) / 64;
@@ -680,7 +755,6 @@ void bfs_data_alloc_exit(struct bfs_fs_data *d)
 	if (!d->b)
 		return;
 	bfs_mutex_destroy(&d->lock);
-	bfs_mutex_destroy(&d->commit_lock);
 	bfs_mutex_destroy(&d->gc_lock);
 	bfs_free(d->b);
 	bfs_free(d->pending);

@@ -5,10 +5,12 @@
  *
  * Locking, outermost first:
  *   inode lock (fs_internal.h)   every change to a file's extents
- *   d->commit_lock               data commits: alloc key values are computed
- *                                from the in-memory bucket table and must
- *                                reach the btree in the same order
  *   d->lock                      the bucket table, write point, free lists
+ * Data commits hold no lock of this layer across the commit: a bucket's
+ * alloc key value is computed from the bucket table at apply time, under
+ * the btree's lock of the key's leaf (bfs_trans_set_fixup()), so commits
+ * that write one bucket's key reach the journal in the order their values
+ * were computed (doc/commit.md, "Data commits").
  * Data I/O happens under the inode lock only.
  */
 #ifndef BFS_FS_DATA_H
@@ -27,7 +29,8 @@ struct bfs_bucket {
 	bool	shared;		/* btree nodes found in it at open: never released */
 	bool	premarked;	/* open: taken from the metadata allocator before replay */
 	u32	inflight;	/* chunks written into it, not committed yet */
-	u64	live;		/* sectors of extents pointing into it */
+	u32	committing;	/* data commits with a delta for it, not returned yet */
+	u64	live;		/* sectors of extents pointing into it, as applied */
 };
 
 struct bfs_fs_data {
@@ -46,7 +49,6 @@ struct bfs_fs_data {
 	int	level;
 	u64	reserve_slots;		/* metadata slots data never takes */
 
-	bfs_mutex commit_lock;
 	bfs_mutex lock;
 	bfs_mutex gc_lock;
 	struct bfs_bucket *b;		/* indexed by bucket number */
@@ -78,10 +80,13 @@ struct data_delta {
 	u64	bucket;
 	s64	sectors;
 	u32	inflight;		/* chunks of this update that end their in-flight state */
+	bool	staged;			/* its alloc key is in the transaction */
+	bool	fixed;			/* ... and its value computed: @sectors is in live */
 };
 
 struct data_update {
 	struct bfs_trans *t;
+	struct bfs_fs_data *fixup_d;	/* data_update_commit() */
 	struct data_delta *d;
 	size_t	nr, cap;
 	s64	inode_sectors;
@@ -171,7 +176,7 @@ int data_update_add(struct data_update *u, u64 bucket, s64 sectors, u32 inflight
  */
 int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 			   u64 start, u64 end);
-/* add the alloc keys and commit (d->commit_lock taken inside) */
+/* add the alloc keys and commit (their values computed at apply time) */
 int data_update_commit(struct bfs_fs_data *d, struct data_update *u, u64 *seq);
 /* the transaction of @u will not be committed: end the in-flight state of its chunks */
 void data_update_abort(struct bfs_fs_data *d, struct data_update *u);
@@ -244,7 +249,8 @@ int bfs_data_file_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int 
 /*
  * Write up to one batch of [off, off + len) (any alignment; @buf NULL writes
  * zeros) as chunks and queue their extent keys and accounting into @u;
- * *done = bytes queued.  @cbuf holds chunk_max bytes.
+ * *done = bytes queued.  @cbuf holds chunk_max bytes, or is NULL (chunk
+ * buffers allocated where needed).
  */
 int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, const void *buf,
 		     size_t len, u64 off, u8 *cbuf, size_t *done);

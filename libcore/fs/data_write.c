@@ -155,9 +155,12 @@ static int plan_direct(struct bfs_fs_data *d, struct write_plan *p, const u8 *sr
 	return 0;
 }
 
-/* a chunk of its own buffer (merged edges, zeros, compressed): placed, planned */
-static int plan_buffered(struct bfs_fs_data *d, struct write_plan *p, u8 *cbuf, u64 cs, u64 ce,
-			 u64 user)
+/*
+ * A chunk of its own buffer (merged edges, zeros, compressed), or a short
+ * one the caller's data fills: placed, planned
+ */
+static int plan_buffered(struct bfs_fs_data *d, struct write_plan *p, const u8 *cbuf, u64 cs,
+			 u64 ce, u64 user)
 {
 	struct data_chunk ch;
 	const void *stored;
@@ -218,14 +221,14 @@ static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 
 /*
  * The chunk buffer for a chunk that is not written from the caller's
- * buffer: @cbuf for the first, a fresh one for each later one, since all of
- * them are written together at the end.
+ * buffer: @cbuf (if any) for the first, a fresh one for each later one,
+ * since all of them are written together at the end.
  */
 static u8 *plan_cbuf(struct bfs_fs_data *d, struct write_plan *p, u8 *cbuf, bool *used)
 {
 	u8 *b;
 
-	if (!*used) {
+	if (!*used && cbuf) {
 		*used = true;
 		return cbuf;
 	}
@@ -269,6 +272,21 @@ int data_queue_write(struct bfs_fs_data *d, struct data_update *u, u64 ino, cons
 			pos += (u64)got * cm;
 			if (ret || !got)
 				break;
+			continue;
+		}
+		if (buf && us == cs && ue == ce) {
+			/*
+			 * A shorter chunk the caller's data fills (a 4 KiB random
+			 * write): checksummed and written from the caller's
+			 * buffer, no copy
+			 */
+			do {
+				wret = ret = plan_buffered(d, p, (const u8 *)buf + (us - off), cs, ce,
+							   ue - us);
+			} while (retry_after_gc(d, u, ino, p->nr, &ret));
+			if (ret || wret)
+				break;
+			pos = ue;
 			continue;
 		}
 		b = plan_cbuf(d, p, cbuf, &cbuf_used);
@@ -336,13 +354,9 @@ static ssize_t write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const vo
 	struct bfs_fs_data *d = fs->data;
 	unsigned gc_tries = 0;
 	size_t total = 0;
-	u8 *cbuf;
 	int ret = 0;
 
-	/* aligned: on an O_DIRECT device chunks are written from it without a bounce */
-	cbuf = bfs_aligned_alloc(4096, d->chunk_max);
-	if (!cbuf)
-		return -ENOMEM;
+	/* chunk buffers only where a chunk needs one (plan_cbuf()), not per call */
 	while (total < len) {
 		struct bfs_inode saved = *inode;
 		struct data_update u;
@@ -359,7 +373,7 @@ static ssize_t write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const vo
 		u.unlock_fs = mtime ? NULL : fs;
 		u.cached = flags & BFS_WRITE_CACHED;
 		qret = data_queue_write(d, &u, inode->ino, buf ? (const u8 *)buf + total : NULL,
-					len - total, off + total, cbuf, &done);
+					len - total, off + total, NULL, &done);
 		if (u.relocked) {
 			/* others may have changed the inode while its lock was down */
 			ret = bfs_inode_read(fs, inode->ino, inode);
@@ -408,7 +422,6 @@ static ssize_t write_locked(struct bfs_fs *fs, struct bfs_inode *inode, const vo
 		if (ret)
 			break;
 	}
-	bfs_free(cbuf);
 	if (total)
 		return (ssize_t)total;
 	return ret;
