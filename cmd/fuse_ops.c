@@ -682,6 +682,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	 * host cache held (doc/benchmarks.md, end of session 4).  Writes
 	 * under 64 KiB go through the host cache anyway.
 	 */
+	/* page-aligned when the wire shim received it aside: no bounce for O_DIRECT */
+	buf = bfs_fuse_wire_write_data(buf, size);
 	n = bfs_fs_write(fs_of(req), ino, buf, size, (u64)off);
 	if (n < 0)
 		return reply_err(req, n);
