@@ -109,6 +109,13 @@ void bfs_fuse_wire_reset(void)
 	memset(&cur, 0, sizeof(cur));
 }
 
+void *bfs_fuse_wire_reply_buf(size_t len)
+{
+	if (cur.data)
+		return NULL;	/* it holds this request's data */
+	return rx_get(len ? len : 1);
+}
+
 const void *bfs_fuse_wire_write_data(const void *buf, size_t size)
 {
 	if (cur.data && cur.opcode == FUSE_WRITE && buf == cur.data_in && size == cur.data_len)

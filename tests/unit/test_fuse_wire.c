@@ -302,6 +302,43 @@ START_TEST(test_write_data_aligned)
 }
 END_TEST
 
+START_TEST(test_reply_buf)
+{
+	enum { CAP = 80 * 1024, N = 8192 };
+	const size_t head = sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in);
+	struct fuse_read_in r = { .offset = 0, .size = 4096 };
+	struct fuse_write_in w = { .size = N };
+	char *got = malloc(CAP), *data = calloc(1, N);
+	const void *wd;
+	char *p, *q;
+
+	ck_assert(got && data);
+	pair_open();
+	/* a READ leaves the receive buffer free: it is the reply's, aligned, and kept */
+	request_data(FUSE_READ, 50, &r, sizeof(r), NULL, 0, got, CAP);
+	p = bfs_fuse_wire_reply_buf(4096);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % 4096, 0);
+	memset(p, 0xa5, 4096);
+	ck_assert_ptr_eq(bfs_fuse_wire_reply_buf(0), p);
+	/* a WRITE's data is in it: no reply buffer while that data is served */
+	request_data(FUSE_WRITE, 52, &w, sizeof(w), data, N, got, CAP);
+	wd = bfs_fuse_wire_write_data(got + head, N);
+	ck_assert_ptr_eq(wd, p);
+	ck_assert(memcmp(wd, data, N) == 0);
+	ck_assert_ptr_null(bfs_fuse_wire_reply_buf(16));
+	/* the next request frees it again; more than it holds: a larger one */
+	request_data(FUSE_READ, 54, &r, sizeof(r), NULL, 0, got, CAP);
+	q = bfs_fuse_wire_reply_buf(4 << 20);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq((uintptr_t)q % 4096, 0);
+	memset(q, 0x5a, 4 << 20);
+	pair_close();
+	free(got);
+	free(data);
+}
+END_TEST
+
 START_TEST(test_wanted)
 {
 	unsetenv("BFS_FUSE_WIRE");
@@ -325,6 +362,7 @@ static Suite *fuse_wire_suite(void)
 	tcase_add_test(tc, test_kill_flags_per_thread);
 	tcase_add_test(tc, test_open_replies);
 	tcase_add_test(tc, test_write_data_aligned);
+	tcase_add_test(tc, test_reply_buf);
 	tcase_add_test(tc, test_wanted);
 	suite_add_tcase(s, tc);
 	return s;
