@@ -645,14 +645,23 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct bfs_fuse *f = fuse_of(req);
+	char *buf, *mine = NULL;
 	ssize_t n;
-	char *buf;
 
 	if (off < 0)
 		return reply_err(req, -EINVAL);
-	/* page-aligned: whole chunks are read into it directly, without a bounce */
-	if (posix_memalign((void **)&buf, 4096, size ? size : 1))
+	/*
+	 * Page-aligned: whole chunks are read into it directly, without a
+	 * bounce.  The thread's receive buffer when it can be had (kept
+	 * between requests: a 1 MiB read does not map and fault in 256
+	 * fresh pages each time); fuse_reply_buf() has written the reply
+	 * to the kernel when it returns.
+	 */
+	buf = bfs_fuse_wire_reply_buf(size);
+	if (!buf && posix_memalign((void **)&mine, 4096, size ? size : 1))
 		return reply_err(req, -ENOMEM);
+	if (!buf)
+		buf = mine;
 	n = bfs_fs_read(fs_of(req), ino, buf, size, (u64)off);
 	if (n < 0) {
 		reply_err(req, n);
@@ -660,7 +669,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, buf, (size_t)n);
 		atime_touch(f, ino, f->atime);
 	}
-	free(buf);
+	free(mine);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -685,6 +694,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	 * host cache held (doc/benchmarks.md, end of session 4).  Writes
 	 * under 64 KiB go through the host cache anyway.
 	 */
+	/* page-aligned when the wire shim received it aside: no bounce for O_DIRECT */
+	buf = bfs_fuse_wire_write_data(buf, size);
 	n = bfs_fs_write_flags(fs_of(req), ino, buf, size, (u64)off,
 			       (fi->fh & BFS_FH_O_DIRECT) ? BFS_WRITE_THROUGH : 0);
 	if (n < 0)

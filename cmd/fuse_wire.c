@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <linux/fuse.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,7 +34,65 @@ static _Thread_local struct {
 	uint64_t	unique;		/* 0: none (the kernel never uses 0) */
 	uint32_t	opcode;
 	unsigned	flags;		/* BFS_WIRE_* */
+	const void	*data;		/* a WRITE's data, page-aligned (rx below); NULL: none */
+	const void	*data_in;	/* where libfuse thinks that data is, in its buffer */
+	size_t		data_len;
 } cur;
+
+/*
+ * Where this thread's requests land after their first WIRE_HEAD bytes (see
+ * bfs_fuse_wire_read()): page-aligned, kept for the thread's next request,
+ * freed when the thread exits.
+ */
+#define WIRE_HEAD	(sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
+#define WIRE_ALIGN	4096U
+
+struct rx {
+	void	*p;
+	size_t	len;
+};
+
+static pthread_once_t rx_once = PTHREAD_ONCE_INIT;
+static pthread_key_t rx_key;
+static bool rx_key_ok;
+static _Thread_local struct rx rx;
+
+static void rx_free(void *arg)
+{
+	struct rx *b = arg;
+
+	free(b->p);
+	b->p = NULL;
+	b->len = 0;
+}
+
+static void rx_init_once(void)
+{
+	rx_key_ok = !pthread_key_create(&rx_key, rx_free);
+}
+
+/* this thread's receive buffer of at least @len bytes; NULL: none to be had */
+static void *rx_get(size_t len)
+{
+	void *p;
+
+	if (rx.len >= len)
+		return rx.p;
+	pthread_once(&rx_once, rx_init_once);
+	if (!rx_key_ok)
+		return NULL;
+	len = (len + WIRE_ALIGN - 1) & ~(size_t)(WIRE_ALIGN - 1);
+	if (posix_memalign(&p, WIRE_ALIGN, len))
+		return NULL;
+	if (pthread_setspecific(rx_key, &rx)) {
+		free(p);
+		return NULL;
+	}
+	free(rx.p);
+	rx.p = p;
+	rx.len = len;
+	return p;
+}
 
 bool bfs_fuse_wire_wanted(void)
 {
@@ -48,6 +107,20 @@ void bfs_fuse_wire_reset(void)
 	atomic_store(&wire.dio_mmap, false);
 	atomic_store(&wire.offered, 0);
 	memset(&cur, 0, sizeof(cur));
+}
+
+void *bfs_fuse_wire_reply_buf(size_t len)
+{
+	if (cur.data)
+		return NULL;	/* it holds this request's data */
+	return rx_get(len ? len : 1);
+}
+
+const void *bfs_fuse_wire_write_data(const void *buf, size_t size)
+{
+	if (cur.data && cur.opcode == FUSE_WRITE && buf == cur.data_in && size == cur.data_len)
+		return cur.data;
+	return buf;
 }
 
 bool bfs_fuse_wire_killpriv(void)
@@ -118,11 +191,56 @@ static void note_request(const void *buf, size_t n)
 	}
 }
 
+/*
+ * A WRITE is its two headers (WIRE_HEAD bytes) and then the data, so the
+ * data would sit WIRE_HEAD bytes into libfuse's buffer: not aligned for
+ * O_DIRECT, and the device write would copy it into aligned memory first.
+ * So every request is read in two pieces: the first WIRE_HEAD bytes into
+ * libfuse's buffer, the rest into this thread's page-aligned rx buffer.  A
+ * WRITE's data stays there (bfs_fuse_wire_write_data() gives it to the
+ * write handler); anything else is copied after its head, where libfuse
+ * expects it (requests other than WRITE are small).  The kernel writes
+ * the iovecs as it would one buffer, so nothing is lost or moved.
+ */
+static ssize_t read_split(int fd, void *buf, size_t len)
+{
+	const struct fuse_in_header *in = buf;
+	struct fuse_write_in w;
+	struct iovec iov[2];
+	size_t rest;
+	ssize_t n;
+	void *data;
+
+	if (len <= WIRE_HEAD || !(data = rx_get(len - WIRE_HEAD)))
+		return read(fd, buf, len);
+	iov[0].iov_base = buf;
+	iov[0].iov_len = WIRE_HEAD;
+	iov[1].iov_base = data;
+	iov[1].iov_len = len - WIRE_HEAD;
+	n = readv(fd, iov, 2);
+	if (n <= (ssize_t)WIRE_HEAD)
+		return n;
+	rest = (size_t)n - WIRE_HEAD;
+	if (in->opcode == FUSE_WRITE && in->len == (uint32_t)n) {
+		memcpy(&w, in + 1, sizeof(w));
+		if (w.size == rest) {
+			cur.data = data;
+			cur.data_in = (const char *)buf + WIRE_HEAD;
+			cur.data_len = rest;
+			return n;
+		}
+	}
+	memcpy((char *)buf + WIRE_HEAD, data, rest);
+	return n;
+}
+
 ssize_t bfs_fuse_wire_read(int fd, void *buf, size_t len, void *userdata)
 {
-	ssize_t n = read(fd, buf, len);
+	ssize_t n;
 
 	(void)userdata;
+	cur.data = NULL;
+	n = read_split(fd, buf, len);
 	if (n >= (ssize_t)sizeof(struct fuse_in_header))
 		note_request(buf, (size_t)n);
 	else

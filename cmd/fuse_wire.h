@@ -14,6 +14,10 @@
  *    (bfs_fuse_wire_req_flags()).  libfuse serves a request on the thread
  *    that read it, and bfs replies before returning, so a thread-local is
  *    exact.
+ *  - WRITE: the data is received page-aligned, beside libfuse's buffer,
+ *    so that O_DIRECT takes it without an aligned copy
+ *    (bfs_fuse_wire_write_data()); the same buffer then serves a READ's
+ *    reply (bfs_fuse_wire_reply_buf()).
  *  - OPEN and CREATE replies with FOPEN_DIRECT_IO get
  *    FOPEN_PARALLEL_DIRECT_WRITES: direct writes inside the file then run
  *    under the kernel's shared inode lock.
@@ -40,6 +44,24 @@ void bfs_fuse_wire_reset(void);
 /* struct fuse_custom_io's read and writev (the userdata is not used) */
 ssize_t bfs_fuse_wire_read(int fd, void *buf, size_t len, void *userdata);
 ssize_t bfs_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdata);
+
+/*
+ * The data of the WRITE this thread is serving, given libfuse's pointer
+ * @buf and @size: the same bytes, page-aligned, when the shim received
+ * them aside (bfs_fuse_wire_read()); else @buf.  Valid until this thread
+ * reads its next request.
+ */
+const void *bfs_fuse_wire_write_data(const void *buf, size_t size);
+
+/*
+ * A page-aligned buffer of at least @len bytes for the reply to the
+ * request this thread is serving, when that request left nothing in it
+ * (not a WRITE whose data it holds): the receive buffer above, reused,
+ * so that a READ's reply is neither allocated nor faulted in each time.
+ * Valid until this thread reads its next request (a reply is written to
+ * the kernel before that); NULL: none to be had, allocate one.
+ */
+void *bfs_fuse_wire_reply_buf(size_t len);
 
 /* BFS_WIRE_* of the request this thread is serving; 0 without KILLPRIV_V2 */
 unsigned bfs_fuse_wire_req_flags(void);

@@ -217,6 +217,128 @@ START_TEST(test_open_replies)
 }
 END_TEST
 
+/*
+ * The kernel sends @opcode with @arg (@len bytes) and @data (@dlen bytes);
+ * the shim reads it into @got (@cap bytes, libfuse's buffer).  Returns the
+ * bytes read.
+ */
+static ssize_t request_data(u32 opcode, u64 unique, const void *arg, size_t len,
+			    const void *data, size_t dlen, char *got, size_t cap)
+{
+	struct fuse_in_header in = {
+		.len = (u32)(sizeof(in) + len + dlen), .opcode = opcode, .unique = unique, .nodeid = 1,
+	};
+	struct iovec iov[3] = { { &in, sizeof(in) }, { (void *)arg, len }, { (void *)data, dlen } };
+
+	ck_assert_int_eq(writev(kern, iov, 3), (ssize_t)in.len);
+	return bfs_fuse_wire_read(dev, got, cap, NULL);
+}
+
+static void *data_elsewhere(void *arg)
+{
+	const char *in_buf = arg;
+
+	/* another thread never gets this thread's data */
+	return (void *)bfs_fuse_wire_write_data(in_buf, 1);
+}
+
+START_TEST(test_write_data_aligned)
+{
+	enum { CAP = 80 * 1024, N = 64 * 1024 + 13 };
+	const size_t head = sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in);
+	struct fuse_write_in w = { .offset = 4096, .size = N };
+	struct fuse_write_in liar = { .size = 100 };
+	struct fuse_setxattr_in sx = { .size = 5000 };
+	char *got = malloc(CAP), *data = malloc(N), *at = got + head;
+	const char *p;
+	struct fuse_init_out ig;
+	void *other;
+	pthread_t t;
+
+	ck_assert(got && data);
+	for (size_t i = 0; i < N; i++)
+		data[i] = (char)(i * 7 + 3);
+	pair_open();
+	init(FUSE_HANDLE_KILLPRIV_V2, FUSE_INIT_EXT, &ig);
+	/* a WRITE: the headers where libfuse reads them, the data page-aligned aside */
+	ck_assert_int_eq(request_data(FUSE_WRITE, 40, &w, sizeof(w), data, N, got, CAP),
+			 (ssize_t)(head + N));
+	ck_assert_uint_eq(((struct fuse_in_header *)got)->unique, 40);
+	ck_assert(memcmp(got + sizeof(struct fuse_in_header), &w, sizeof(w)) == 0);
+	p = bfs_fuse_wire_write_data(at, N);
+	ck_assert_ptr_ne(p, at);
+	ck_assert_uint_eq((uintptr_t)p % 4096, 0);
+	ck_assert(memcmp(p, data, N) == 0);
+	/* only for libfuse's pointer and size of that data */
+	ck_assert_ptr_eq(bfs_fuse_wire_write_data(at, N - 1), at);
+	ck_assert_ptr_eq(bfs_fuse_wire_write_data(got, N), got);
+	ck_assert_int_eq(pthread_create(&t, NULL, data_elsewhere, at), 0);
+	ck_assert_int_eq(pthread_join(t, &other), 0);
+	ck_assert_ptr_eq(other, at);
+	/* anything else arrives whole in libfuse's buffer, and forgets the data */
+	ck_assert_int_eq(request_data(FUSE_SETXATTR, 42, &sx, sizeof(sx), data, 5000, got, CAP),
+			 (ssize_t)(sizeof(struct fuse_in_header) + sizeof(sx) + 5000));
+	ck_assert(memcmp(got + sizeof(struct fuse_in_header), &sx, sizeof(sx)) == 0);
+	ck_assert(memcmp(got + sizeof(struct fuse_in_header) + sizeof(sx), data, 5000) == 0);
+	ck_assert_ptr_eq(bfs_fuse_wire_write_data(at, N), at);
+	/* a WRITE whose size is not what follows it: whole in libfuse's buffer, for libfuse to judge */
+	ck_assert_int_eq(request_data(FUSE_WRITE, 44, &liar, sizeof(liar), data, 300, got, CAP),
+			 (ssize_t)(head + 300));
+	ck_assert(memcmp(at, data, 300) == 0);
+	ck_assert_ptr_eq(bfs_fuse_wire_write_data(at, 100), at);
+	ck_assert_ptr_eq(bfs_fuse_wire_write_data(at, 300), at);
+	/* a WRITE of nothing, and one into a buffer too small to split: nothing aside */
+	ck_assert_int_eq(request_data(FUSE_WRITE, 46, &liar, sizeof(liar), NULL, 0, got, CAP),
+			 (ssize_t)head);
+	ck_assert_ptr_eq(bfs_fuse_wire_write_data(at, 0), at);
+	w.size = 4;
+	/* (a socket truncates what does not fit; /dev/fuse would refuse the read) */
+	ck_assert_int_eq(request_data(FUSE_WRITE, 48, &w, sizeof(w), data, 4, got, head),
+			 (ssize_t)head);
+	ck_assert_ptr_eq(bfs_fuse_wire_write_data(at, 4), at);
+	pair_close();
+	free(got);
+	free(data);
+}
+END_TEST
+
+START_TEST(test_reply_buf)
+{
+	enum { CAP = 80 * 1024, N = 8192 };
+	const size_t head = sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in);
+	struct fuse_read_in r = { .offset = 0, .size = 4096 };
+	struct fuse_write_in w = { .size = N };
+	char *got = malloc(CAP), *data = calloc(1, N);
+	const void *wd;
+	char *p, *q;
+
+	ck_assert(got && data);
+	pair_open();
+	/* a READ leaves the receive buffer free: it is the reply's, aligned, and kept */
+	request_data(FUSE_READ, 50, &r, sizeof(r), NULL, 0, got, CAP);
+	p = bfs_fuse_wire_reply_buf(4096);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % 4096, 0);
+	memset(p, 0xa5, 4096);
+	ck_assert_ptr_eq(bfs_fuse_wire_reply_buf(0), p);
+	/* a WRITE's data is in it: no reply buffer while that data is served */
+	request_data(FUSE_WRITE, 52, &w, sizeof(w), data, N, got, CAP);
+	wd = bfs_fuse_wire_write_data(got + head, N);
+	ck_assert_ptr_eq(wd, p);
+	ck_assert(memcmp(wd, data, N) == 0);
+	ck_assert_ptr_null(bfs_fuse_wire_reply_buf(16));
+	/* the next request frees it again; more than it holds: a larger one */
+	request_data(FUSE_READ, 54, &r, sizeof(r), NULL, 0, got, CAP);
+	q = bfs_fuse_wire_reply_buf(4 << 20);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_uint_eq((uintptr_t)q % 4096, 0);
+	memset(q, 0x5a, 4 << 20);
+	pair_close();
+	free(got);
+	free(data);
+}
+END_TEST
+
 START_TEST(test_wanted)
 {
 	unsetenv("BFS_FUSE_WIRE");
@@ -239,6 +361,8 @@ static Suite *fuse_wire_suite(void)
 	tcase_add_test(tc, test_init_flags2_needs_init_ext);
 	tcase_add_test(tc, test_kill_flags_per_thread);
 	tcase_add_test(tc, test_open_replies);
+	tcase_add_test(tc, test_write_data_aligned);
+	tcase_add_test(tc, test_reply_buf);
 	tcase_add_test(tc, test_wanted);
 	suite_add_tcase(s, tc);
 	return s;
