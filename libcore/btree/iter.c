@@ -5,9 +5,12 @@
  *
  * An iterator keeps a reference (not a lock) on its current leaf and the
  * index of the last key returned; if the leaf has not changed since
- * (mod_seq), the next key is found without a search.  Each call locks the
- * leaf shared, copies one key out and unlocks, so iterators never block
- * writers for longer than one copy and a thread may commit while holding one.
+ * (mod_seq), the next key is found without a search.  A call that has to
+ * look at the leaf locks it shared, finds the key and a batch of the keys
+ * after it (fill_ahead()) and unlocks; the calls after it hand out that
+ * batch without locking while mod_seq says the leaf is unchanged.  So
+ * iterators never block writers for longer than one batch and a thread may
+ * commit while holding one.
  */
 #include <stdio.h>
 

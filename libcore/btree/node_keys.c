@@ -18,13 +18,17 @@
  * costs a dozen misses, one after the other.  Here the chunk is picked in
  * eyt[], an Eytzinger-ordered copy of last[] whose top levels are one or
  * two cache lines every search shares, with the line two levels down
- * prefetched at each step; inside the chunk, the group fences gl[] (two
- * lines) pick one group of NODE_GROUP entries, whose four lines are
- * prefetched together before its search.  All of these compare only inode
- * and offset, as one 128-bit number and without branches (a random key
- * makes every branch of a binary search a coin toss, and a mispredicted
- * one costs as much as an L2 miss); only an entry whose inode and offset
- * equal the position's is compared in full, by the key itself (snapshots).
+ * prefetched at each step, and the entry the descent ends on names the
+ * chunk, so no other array is read on the way; inside the chunk, the group
+ * fences gl[] (two lines, three steps) pick one group of NODE_GROUP
+ * entries, whose four lines are prefetched together before its search.  A
+ * chunk's search keys past its entries are all ones, so neither search
+ * needs the entry count or a case for a short group.  All of these
+ * compare only inode and offset, as one 128-bit number and without
+ * branches (a random key makes every branch of a binary search a coin
+ * toss, and a mispredicted one costs as much as an L2 miss); only an entry
+ * whose inode and offset equal the position's is compared in full, by the
+ * key itself (snapshots).
  */
 #include "internal.h"
 
