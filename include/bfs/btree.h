@@ -54,6 +54,8 @@ struct bfs_btree_iter {
 	u8	btree_id;
 	unsigned flags;
 	struct bfs_bpos pos;
+	/* set: pos is stale, and is where a scan goes on after this key (iter.c) */
+	const struct bfs_bkey *pos_from;
 	struct btree_node *leaf;	/* referenced, not locked */
 	u32	idx;			/* position in leaf when leaf_mod_seq matches */
 	u64	leaf_mod_seq;

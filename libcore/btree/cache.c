@@ -207,6 +207,17 @@ static int check_cached(struct btree_node *n, u8 id, const struct bfs_bkey *ptr)
 	return -EUCLEAN;
 }
 
+static int bad_ptr(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, bool outside)
+{
+	char kbuf[200];
+
+	bfs_bkey_to_text(kbuf, sizeof(kbuf), ptr);
+	if (!bfs_btree_quiet)
+		bfs_err("btree %s: bad child pointer%s (key %s)", bfs_btree_id_name(id),
+			outside ? ": outside the metadata area" : "", kbuf);
+	return -EUCLEAN;
+}
+
 int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct btree_node **out)
 {
 	struct btree_cache *bc = &c->cache;
@@ -215,18 +226,14 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	struct btree_node *n, *fresh = NULL;
 	int ret;
 
-	offset = ptr->type == BFS_KEY_BTREE_PTR ? le64_to_cpu(p->offset) : 0;
-	if (ptr->type != BFS_KEY_BTREE_PTR || !bfs_alloc_valid_offset(c->alloc, offset) ||
-	    p->btree_id != id || p->level >= BFS_BTREE_MAX_DEPTH) {
-		char kbuf[200];
-
-		bfs_bkey_to_text(kbuf, sizeof(kbuf), ptr);
-		if (!bfs_btree_quiet)
-			bfs_err("btree %s: bad child pointer%s (key %s)", bfs_btree_id_name(id),
-				ptr->type == BFS_KEY_BTREE_PTR && !bfs_alloc_valid_offset(c->alloc, offset) ?
-				": outside the metadata area" : "", kbuf);
-		return -EUCLEAN;
-	}
+	if (ptr->type != BFS_KEY_BTREE_PTR || p->btree_id != id || p->level >= BFS_BTREE_MAX_DEPTH)
+		return bad_ptr(c, id, ptr, false);
+	/*
+	 * Where the pointer points is checked on a miss, before the read: a
+	 * node in the cache sits at an offset that was checked when it was
+	 * read or allocated, and any other offset is a miss.
+	 */
+	offset = le64_to_cpu(p->offset);
 	bfs_mutex_lock(&bc->lock);
 	for (;;) {
 		n = lookup_locked(bc, offset);
@@ -242,6 +249,8 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 		 * loaded the node meanwhile.
 		 */
 		bfs_mutex_unlock(&bc->lock);
+		if (!bfs_alloc_valid_offset(c->alloc, offset))
+			return bad_ptr(c, id, ptr, true);
 		fresh = bfs_node_alloc(c);
 		if (!fresh)
 			return -ENOMEM;

@@ -56,13 +56,29 @@ struct key_chunk {
 	u32	nr;
 	u32	pad[15];		/* gl[] starts on its own cache line */
 	/*
-	 * search key of the last entry of each group of NODE_GROUP entries
-	 * (groups past nr are stale): a search reads these two cache lines,
-	 * then only the one group, instead of a binary search over all of sk[]
+	 * search key of the last slot of each group of NODE_GROUP entries,
+	 * gl[g] = sk[g * NODE_GROUP + NODE_GROUP - 1]: a search reads these
+	 * two cache lines, then only the one group, instead of a binary search
+	 * over all of sk[]
 	 */
 	struct node_sk gl[NODE_GROUPS];
 	struct bfs_bkey *k[NODE_CHUNK];
+	/*
+	 * sk[nr, NODE_CHUNK) are all ones (above every position), so searches
+	 * need neither nr nor a special case for the last, short group
+	 */
 	struct node_sk sk[NODE_CHUNK];
+};
+
+/*
+ * One entry of a node's Eytzinger array: a chunk's last search key, and the
+ * chunk itself, so the line the descent ends on also says where to go next.
+ */
+struct node_eyt {
+	struct node_sk sk;
+	struct key_chunk *ch;
+	u32	c;			/* index of ch in n->ch[] */
+	u32	pad;
 };
 
 struct btree_node {
@@ -93,13 +109,13 @@ struct btree_node {
 	struct node_sk *last;		/* search key of the last entry of each chunk */
 	/*
 	 * last[] again in Eytzinger order (eyt[1] is the root of an implicit
-	 * binary tree, eyt[0] unused, 64-byte aligned): the first levels of
-	 * every search share one or two hot cache lines and the next levels can
-	 * be prefetched; eyt_c[k] is the chunk of eyt[k], eyt_of[c] the slot of
-	 * chunk c.  Rebuilt when chunks come or go, updated in place otherwise.
+	 * binary tree, eyt[0] unused, 64-byte aligned), with each entry's chunk:
+	 * the first levels of every search share one or two hot cache lines and
+	 * the next levels can be prefetched; eyt_of[c] is the slot of chunk c.
+	 * Rebuilt when chunks come or go, updated in place otherwise.
 	 */
-	struct node_sk *eyt;
-	u32	*eyt_c, *eyt_of;
+	struct node_eyt *eyt;
+	u32	*eyt_of;
 	u32	nch, ch_cap;
 	u32	nr;			/* entries */
 	struct key_chunk *spare[4];	/* preallocated for inserts */

@@ -5,9 +5,12 @@
  *
  * An iterator keeps a reference (not a lock) on its current leaf and the
  * index of the last key returned; if the leaf has not changed since
- * (mod_seq), the next key is found without a search.  Each call locks the
- * leaf shared, copies one key out and unlocks, so iterators never block
- * writers for longer than one copy and a thread may commit while holding one.
+ * (mod_seq), the next key is found without a search.  A call that has to
+ * look at the leaf locks it shared, finds the key and a batch of the keys
+ * after it (fill_ahead()) and unlocks; the calls after it hand out that
+ * batch without locking while mod_seq says the leaf is unchanged.  So
+ * iterators never block writers for longer than one batch and a thread may
+ * commit while holding one.
  */
 #include <stdio.h>
 
@@ -215,6 +218,7 @@ static void ahead_drop(struct bfs_btree_iter *it)
 void bfs_btree_iter_set_pos(struct bfs_btree_iter *it, struct bfs_bpos pos)
 {
 	it->pos = pos;
+	it->pos_from = NULL;
 	it->valid = false;
 	ahead_drop(it);
 }
@@ -277,45 +281,60 @@ static void fill_ahead(struct bfs_btree_iter *it, struct btree_node *n, u32 i, s
 			return;
 		it->ahead_cap = AHEAD_BYTES;
 	}
-	/* by slot: the next entry is an increment, not a search of the chunk starts */
-	for (i++, node_slot_next(n, &s); i < n->nr && it->ahead_n < ARRAY_SIZE(it->ahead_idx);
-	     i++, node_slot_next(n, &s)) {
+	/* chunk by chunk: the next entry is an increment, not a search of the chunk starts */
+	node_slot_next(n, &s);
+	for (i++; s.c < n->nch; s.c++, s.off = 0) {
 		const struct key_chunk *ch = n->ch[s.c];
-		struct bfs_bkey *k = ch->k[s.off];
-		size_t bytes;
+		u32 nr = ch->nr, off = s.off;
+		/* data[] as one unsigned range: a key outside it is pending */
+		uintptr_t data = (uintptr_t)n->data;
 
-		/*
-		 * keys of a merged view lie all over the node's bsets, so the
-		 * hardware prefetcher cannot guess them: ask for a few ahead
-		 */
-		if (s.off + AHEAD_PREFETCH < ch->nr)
-			__builtin_prefetch(ch->k[s.off + AHEAD_PREFETCH]);
-		bytes = bfs_bkey_bytes(k);
+		for (; off < nr; off++, i++) {
+			if (it->ahead_n == ARRAY_SIZE(it->ahead_idx))
+				goto out;
+			struct bfs_bkey *k = ch->k[off];
+			size_t bytes;
 
-		if (bfs_bkey_deleted(k))
-			continue;
-		if (bfs_node_key_pending(it->c, n, k)) {
-			if (it->ahead_len + bytes > it->ahead_cap)
-				break;
-			memcpy(it->ahead + it->ahead_len, k, bytes);
-			k = (struct bfs_bkey *)(it->ahead + it->ahead_len);
-			it->ahead_len += (u32)bytes;
+			/*
+			 * keys of a merged view lie all over the node's bsets, so
+			 * the hardware prefetcher cannot guess them: ask for a few
+			 * ahead
+			 */
+			if (off + AHEAD_PREFETCH < nr)
+				__builtin_prefetch(ch->k[off + AHEAD_PREFETCH]);
+			if (bfs_bkey_deleted(k))
+				continue;
+			if (__builtin_expect((uintptr_t)k - data >= it->c->node_size, 0)) {
+				bytes = bfs_bkey_bytes(k);
+				if (it->ahead_len + bytes > it->ahead_cap)
+					goto out;
+				memcpy(it->ahead + it->ahead_len, k, bytes);
+				k = (struct bfs_bkey *)(it->ahead + it->ahead_len);
+				it->ahead_len += (u32)bytes;
+			}
+			it->ahead_k[it->ahead_n] = k;
+			it->ahead_idx[it->ahead_n++] = i;
 		}
-		it->ahead_k[it->ahead_n] = k;
-		it->ahead_idx[it->ahead_n++] = i;
 	}
+out:
 	it->ahead_mod_seq = n->mod_seq;
 }
 
-/* the next key from the batch, if the leaf has not changed since it was copied */
-static bool next_ahead(struct bfs_btree_iter *it)
+/*
+ * The position a scan goes on from, if the last step left it to be worked
+ * out: the position after the key returned before the current one (or
+ * that key's, in an extents btree).  A key followed that one, so it is not
+ * the last position.
+ */
+static void sync_pos(struct bfs_btree_iter *it)
 {
-	if (it->ahead_i >= it->ahead_n || !it->leaf ||
-	    bfs_node_mod_seq(it->leaf) != it->ahead_mod_seq)
-		return false;
-	it->k = it->ahead_k[it->ahead_i];
-	it->idx = it->ahead_idx[it->ahead_i++];
-	return true;
+	const struct bfs_bkey *k = it->pos_from;
+
+	if (!k)
+		return;
+	it->pos_from = NULL;
+	it->pos = bfs_btree_is_extents(it->btree_id) ? bfs_bkey_pos(k) :
+						       bfs_bpos_successor(bfs_bkey_pos(k));
 }
 
 /* lock the leaf covering @pos, reusing the current one if it still does */
@@ -442,6 +461,7 @@ int bfs_btree_iter_peek(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 {
 	int ret;
 
+	sync_pos(it);
 	ahead_drop(it);
 	ret = peek_fwd(it, it->pos, bfs_btree_is_extents(it->btree_id), false);
 
@@ -452,11 +472,29 @@ int bfs_btree_iter_peek(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 
 int bfs_btree_iter_next(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 {
-	bool ext = bfs_btree_is_extents(it->btree_id);
+	bool ext;
 	int ret;
 
 	if (!it->valid)
 		return bfs_btree_iter_peek(it, k);
+	/*
+	 * The common step: the next key of the batch, the leaf unchanged.
+	 * Where the scan stands is only noted (the key just passed), not
+	 * worked out: every other step does that first (sync_pos()), and the
+	 * noted key stays where it is until then (kbuf and ahead are only
+	 * rewritten by those steps; data[] while the leaf is referenced).
+	 */
+	if (it->ahead_i < it->ahead_n && it->leaf &&
+	    bfs_node_mod_seq(it->leaf) == it->ahead_mod_seq) {
+		it->pos_from = it->k;
+		it->k = it->ahead_k[it->ahead_i];
+		it->idx = it->ahead_idx[it->ahead_i++];
+		if (k)
+			*k = it->k;
+		return 0;
+	}
+	sync_pos(it);
+	ext = bfs_btree_is_extents(it->btree_id);
 	if (ext) {
 		it->pos = bfs_bkey_pos(it->k);
 	} else {
@@ -465,11 +503,6 @@ int bfs_btree_iter_next(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 			return -ENOENT;
 		}
 		it->pos = bfs_bpos_successor(bfs_bkey_pos(it->k));
-	}
-	if (next_ahead(it)) {
-		if (k)
-			*k = it->k;
-		return 0;
 	}
 	ret = peek_fwd(it, it->pos, ext, true);
 	if (!ret && k)
@@ -480,7 +513,10 @@ int bfs_btree_iter_next(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 int bfs_btree_iter_prev(struct bfs_btree_iter *it, const struct bfs_bkey **k)
 {
 	bool ext = bfs_btree_is_extents(it->btree_id);
-	int ret = peek_back(it, it->pos, ext);
+	int ret;
+
+	sync_pos(it);
+	ret = peek_back(it, it->pos, ext);
 
 	if (ret)
 		return ret;

@@ -49,7 +49,7 @@ size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n)
 	return sizeof(*n) + c->node_size + n->pending_alloc +
 		(size_t)(n->nch + n->nr_spare) * sizeof(struct key_chunk) +
 		(size_t)n->ch_cap * (sizeof(n->ch[0]) + sizeof(n->start[0]) + sizeof(n->last[0]) +
-				     sizeof(n->eyt[0]) + sizeof(n->eyt_c[0]) + sizeof(n->eyt_of[0]));
+				     sizeof(n->eyt[0]) + sizeof(n->eyt_of[0]));
 }
 
 bool bfs_node_fits(struct bfs_core *c, struct btree_node *n, size_t bytes)

@@ -18,13 +18,17 @@
  * costs a dozen misses, one after the other.  Here the chunk is picked in
  * eyt[], an Eytzinger-ordered copy of last[] whose top levels are one or
  * two cache lines every search shares, with the line two levels down
- * prefetched at each step; inside the chunk, the group fences gl[] (two
- * lines) pick one group of NODE_GROUP entries, whose four lines are
- * prefetched together before its search.  All of these compare only inode
- * and offset, as one 128-bit number and without branches (a random key
- * makes every branch of a binary search a coin toss, and a mispredicted
- * one costs as much as an L2 miss); only an entry whose inode and offset
- * equal the position's is compared in full, by the key itself (snapshots).
+ * prefetched at each step, and the entry the descent ends on names the
+ * chunk, so no other array is read on the way; inside the chunk, the group
+ * fences gl[] (two lines, three steps) pick one group of NODE_GROUP
+ * entries, whose four lines are prefetched together before its search.  A
+ * chunk's search keys past its entries are all ones, so neither search
+ * needs the entry count or a case for a short group.  All of these
+ * compare only inode and offset, as one 128-bit number and without
+ * branches (a random key makes every branch of a binary search a coin
+ * toss, and a mispredicted one costs as much as an L2 miss); only an entry
+ * whose inode and offset equal the position's is compared in full, by the
+ * key itself (snapshots).
  */
 #include "internal.h"
 
@@ -61,13 +65,25 @@ static inline bool sk_eq(const struct node_sk *sk, struct bfs_bpos pos)
 	return sk->inode == pos.inode && sk->offset == pos.offset;
 }
 
-/* the group fences of @ch from the group holding entry @from on */
+/*
+ * the group fences of @ch from the group holding slot @from on; a short
+ * last group's fence is its padding, which picks that group as well as its
+ * last entry would (the chunk's last entry is >= any position searched in it)
+ */
 static void set_groups(struct key_chunk *ch, u32 from)
 {
 	u32 g;
 
-	for (g = from / NODE_GROUP; g * NODE_GROUP < ch->nr; g++)
-		ch->gl[g] = ch->sk[BFS_MIN(g * NODE_GROUP + NODE_GROUP, ch->nr) - 1];
+	for (g = from / NODE_GROUP; g < NODE_GROUPS; g++)
+		ch->gl[g] = ch->sk[g * NODE_GROUP + NODE_GROUP - 1];
+}
+
+/* sk[nr, @old_nr) were entries (or stale): all ones again, then the fences */
+static void pad_tail(struct key_chunk *ch, u32 old_nr)
+{
+	if (old_nr > ch->nr)
+		memset(&ch->sk[ch->nr], 0xff, (old_nr - ch->nr) * sizeof(ch->sk[0]));
+	set_groups(ch, ch->nr ? ch->nr - 1 : 0);
 }
 
 static void set_last(struct btree_node *n, u32 c)
@@ -83,8 +99,9 @@ static u32 eyt_fill(struct btree_node *n, u32 k, u32 c)
 	if (k > n->nch)
 		return c;
 	c = eyt_fill(n, 2 * k, c);
-	n->eyt[k] = n->last[c];
-	n->eyt_c[k] = c;
+	n->eyt[k].sk = n->last[c];
+	n->eyt[k].ch = n->ch[c];
+	n->eyt[k].c = c;
 	n->eyt_of[c] = k;
 	return eyt_fill(n, 2 * k + 1, c + 1);
 }
@@ -98,7 +115,7 @@ static void eyt_build(struct btree_node *n)
 /* last[c] changed, the chunks did not */
 static void eyt_set(struct btree_node *n, u32 c)
 {
-	n->eyt[n->eyt_of[c]] = n->last[c];
+	n->eyt[n->eyt_of[c]].sk = n->last[c];
 }
 
 static struct key_chunk *chunk_alloc(void)
@@ -132,21 +149,21 @@ void bfs_node_keys_free(struct btree_node *n)
 	bfs_free(n->start);
 	bfs_free(n->last);
 	bfs_free(n->eyt);
-	bfs_free(n->eyt_c);
 	bfs_free(n->eyt_of);
 	n->ch = NULL;
 	n->start = NULL;
 	n->last = NULL;
 	n->eyt = NULL;
-	n->eyt_c = n->eyt_of = NULL;
+	n->eyt_of = NULL;
 	n->nch = n->ch_cap = n->nr = n->nr_spare = 0;
 }
 
 static int grow_index(struct btree_node *n, u32 want)
 {
 	struct key_chunk **ch;
-	struct node_sk *last, *eyt;
-	u32 *start, *eyt_c, *eyt_of, cap;
+	struct node_sk *last;
+	struct node_eyt *eyt;
+	u32 *start, *eyt_of, cap;
 
 	if (want <= n->ch_cap)
 		return 0;
@@ -164,10 +181,6 @@ static int grow_index(struct btree_node *n, u32 want)
 	if (!last)
 		return -ENOMEM;
 	n->last = last;
-	eyt_c = bfs_realloc(n->eyt_c, (cap + 1) * sizeof(*eyt_c));
-	if (!eyt_c)
-		return -ENOMEM;
-	n->eyt_c = eyt_c;
 	eyt_of = bfs_realloc(n->eyt_of, cap * sizeof(*eyt_of));
 	if (!eyt_of)
 		return -ENOMEM;
@@ -200,44 +213,41 @@ int bfs_node_reserve(struct btree_node *n, u32 extra)
 }
 
 /*
- * The first chunk whose last search key is >= pos's (nch if none), in eyt[].
- * Only a tie with that chunk's last key needs the key itself: the caller
- * checks for it.
+ * The entry of the first chunk whose last search key is >= pos's (NULL if
+ * none), in eyt[].  Only a tie with that chunk's last key needs the key
+ * itself: the caller checks for it.
  */
-static inline u32 eyt_lower_bound(const struct btree_node *n, struct bfs_bpos pos, bool *tie)
+static inline const struct node_eyt *eyt_lower_bound(const struct btree_node *n,
+						     struct bfs_bpos pos, bool *tie)
 {
-	const struct node_sk *e = n->eyt;
+	const struct node_eyt *e = n->eyt;
 	u32 k = 1, nch = n->nch;
 	sk_num want = pos_num(pos);
 
+	_Static_assert(sizeof(*e) == 32, "four eyt entries are two cache lines");
 	while (k <= nch) {
-		/* the four grandchildren of k share one line: fetch it now */
+		/* the four grandchildren of k share two lines: fetch them now */
 		__builtin_prefetch(e + 4 * k);
-		k = 2 * k + (sk_num_of(&e[k]) < want);
+		__builtin_prefetch(e + 4 * k + 2);
+		k = 2 * k + (sk_num_of(&e[k].sk) < want);
 	}
 	/* undo the right turns taken after the last left turn */
 	k >>= __builtin_ffs(~k);
-	/* e[k] was read on the way down: no need to fetch last[] for the tie test */
-	*tie = k && sk_eq(&e[k], pos);
-	return k ? n->eyt_c[k] : nch;
+	if (!k) {
+		*tie = false;
+		return NULL;
+	}
+	/* e[k] was read on the way down: its chunk and the tie test cost no further miss */
+	*tie = sk_eq(&e[k].sk, pos);
+	return &e[k];
 }
 
 /*
- * Lower bound of @want in sk[lo, lo + len) (len >= 1), branch-free: the
- * range halves whatever the comparison says, which only picks the half.
+ * Lower bound of @want in the group sk[lo, lo + NODE_GROUP), which holds an
+ * entry >= want, branch-free and unrolled: the range halves whatever the
+ * comparison says, which only picks the half; four steps and no loop to
+ * predict (a short group is padded with all ones).
  */
-static inline u32 sk_lower(const struct node_sk *sk, u32 lo, u32 len, sk_num want)
-{
-	while (len > 1) {
-		u32 half = len / 2;
-
-		lo = sk_num_of(&sk[lo + half]) < want ? lo + half : lo;
-		len -= half;
-	}
-	return lo + (sk_num_of(&sk[lo]) < want);
-}
-
-/* the same for a whole group, unrolled: four steps and no loop to predict */
 static inline u32 sk_lower_group(const struct node_sk *sk, u32 lo, sk_num want)
 {
 	_Static_assert(NODE_GROUP == 16, "sk_lower_group() takes four steps");
@@ -248,25 +258,32 @@ static inline u32 sk_lower_group(const struct node_sk *sk, u32 lo, sk_num want)
 	return lo + (sk_num_of(&sk[lo]) < want);
 }
 
-/*
- * lower bound of @pos in a chunk of @nr entries whose last key is >= pos;
- * the caller prefetched gl[]
- */
-static u32 chunk_search(const struct key_chunk *ch, u32 nr, struct bfs_bpos pos)
+/* entries whose inode and offset tie pos's: the snapshot decides, in the key itself */
+static u32 chunk_tie_walk(const struct key_chunk *ch, u32 j, struct bfs_bpos pos)
 {
-	u32 ng = (nr + NODE_GROUP - 1) / NODE_GROUP, g = 0, j, lo, len;
-	sk_num want = pos_num(pos);
+	while (j < ch->nr && sk_eq(&ch->sk[j], pos) && bfs_bkey_cmp_pos(ch->k[j], pos) < 0)
+		j++;
+	return j;
+}
 
-	/* the groups whose last entry is before pos: a fixed count of compares, no branches */
-#pragma GCC unroll 8
-	for (j = 0; j < NODE_GROUPS; j++)
-		g += (j < ng) & (sk_num_of(&ch->gl[j]) < want);
-	if (g >= ng)
-		g = ng - 1;	/* not reached: the chunk was picked by its last key */
+/* lower bound of @pos in a chunk whose last key is >= pos; the caller prefetched gl[] */
+static u32 chunk_search(const struct key_chunk *ch, struct bfs_bpos pos)
+{
+	const struct node_sk *gl = ch->gl;
+	sk_num want = pos_num(pos);
+	u32 g, j, lo;
+
+	/*
+	 * the first group whose fence is >= pos, in three branch-free steps
+	 * over the eight fences (sorted, and padded with all ones past the
+	 * chunk's entries, so one of them always is)
+	 */
+	_Static_assert(NODE_GROUPS == 8, "the fence search takes three steps");
+	g = sk_num_of(&gl[3]) < want ? 4 : 0;
+	g += sk_num_of(&gl[g + 1]) < want ? 2 : 0;
+	g += sk_num_of(&gl[g]) < want;
 	/* gl[g] >= pos: the answer is in group g; fetch its lines all at once */
 	lo = g * NODE_GROUP;
-	len = BFS_MIN(lo + NODE_GROUP, nr) - lo;
-	/* a short last group's lines are still inside the chunk */
 	_Static_assert(NODE_GROUP * sizeof(ch->sk[0]) == 4 * 64, "a group is four lines of sk[]");
 	__builtin_prefetch(&ch->sk[lo]);
 	__builtin_prefetch(&ch->sk[lo + 4]);
@@ -274,10 +291,10 @@ static u32 chunk_search(const struct key_chunk *ch, u32 nr, struct bfs_bpos pos)
 	__builtin_prefetch(&ch->sk[lo + 12]);
 	__builtin_prefetch(&ch->k[lo]);
 	__builtin_prefetch(&ch->k[lo + 8]);
-	j = len == NODE_GROUP ? sk_lower_group(ch->sk, lo, want) : sk_lower(ch->sk, lo, len, want);
-	/* inode and offset tie: the snapshot decides, in the key itself */
-	while (j < nr && sk_eq(&ch->sk[j], pos) && bfs_bkey_cmp_pos(ch->k[j], pos) < 0)
-		j++;
+	/* below the group's fence, so within the group (at most slot NODE_CHUNK - 1) */
+	j = sk_lower_group(ch->sk, lo, want);
+	if (__builtin_expect(sk_eq(&ch->sk[j], pos), 0))
+		j = chunk_tie_walk(ch, j, pos);
 	return j;
 }
 
@@ -303,11 +320,14 @@ static u32 chunk_pick_full(struct btree_node *n, struct bfs_bpos pos)
 u32 bfs_node_search(struct btree_node *n, struct bfs_bpos pos, struct node_slot *slot)
 {
 	bool tie;
-	u32 lo = eyt_lower_bound(n, pos, &tie), clo;
-	struct key_chunk *ch;
+	const struct node_eyt *e = eyt_lower_bound(n, pos, &tie);
+	u32 lo = e ? e->c : n->nch, clo;
+	struct key_chunk *ch = e ? e->ch : NULL;
 
-	if (tie)
+	if (tie) {
 		lo = chunk_pick_full(n, pos);
+		ch = lo < n->nch ? n->ch[lo] : NULL;
+	}
 	if (lo == n->nch) {
 		/* past the end: the insert slot is the end of the last chunk */
 		if (slot) {
@@ -316,11 +336,9 @@ u32 bfs_node_search(struct btree_node *n, struct bfs_bpos pos, struct node_slot 
 		}
 		return n->nr;
 	}
-	ch = n->ch[lo];
 	__builtin_prefetch(&ch->gl[0]);
 	__builtin_prefetch(&ch->gl[4]);
-	/* the entry count from start[], so the chunk's first line is not waited for */
-	clo = chunk_search(ch, (lo + 1 < n->nch ? n->start[lo + 1] : n->nr) - n->start[lo], pos);
+	clo = chunk_search(ch, pos);
 	if (slot) {
 		slot->c = lo;
 		slot->off = clo;
@@ -348,6 +366,7 @@ void bfs_node_key_insert_at(struct btree_node *n, struct node_slot slot, struct 
 	if (!n->nch) {
 		n->ch[0] = take_spare(n);
 		n->ch[0]->nr = 0;
+		pad_tail(n->ch[0], NODE_CHUNK);
 		n->start[0] = 0;
 		n->nch = 1;
 		c = off = 0;
@@ -363,8 +382,9 @@ void bfs_node_key_insert_at(struct btree_node *n, struct node_slot slot, struct 
 		memcpy(nc->k, ch->k + keep, nc->nr * sizeof(ch->k[0]));
 		memcpy(nc->sk, ch->sk + keep, nc->nr * sizeof(ch->sk[0]));
 		ch->nr = keep;
+		pad_tail(nc, NODE_CHUNK);
 		set_groups(nc, 0);
-		set_groups(ch, keep - 1);
+		pad_tail(ch, NODE_CHUNK);
 		reshaped = true;
 		memmove(&n->ch[c + 2], &n->ch[c + 1], (n->nch - c - 1) * sizeof(n->ch[0]));
 		memmove(&n->start[c + 2], &n->start[c + 1], (n->nch - c - 1) * sizeof(n->start[0]));
@@ -405,6 +425,7 @@ void bfs_node_key_remove(struct btree_node *n, u32 i)
 
 	memmove(&ch->k[off], &ch->k[off + 1], (ch->nr - off - 1) * sizeof(ch->k[0]));
 	memmove(&ch->sk[off], &ch->sk[off + 1], (ch->nr - off - 1) * sizeof(ch->sk[0]));
+	ch->sk[ch->nr - 1] = (struct node_sk){ UINT64_MAX, UINT64_MAX };	/* padding again */
 	if (!--ch->nr) {
 		drop_chunk(n, ch);
 		memmove(&n->ch[c], &n->ch[c + 1], (n->nch - c - 1) * sizeof(n->ch[0]));
@@ -463,6 +484,7 @@ int bfs_node_keys_set(struct btree_node *n, struct bfs_bkey *const *keys, u32 nr
 		memcpy(chunks[c]->k, keys + i, cnt * sizeof(keys[0]));
 		for (j = 0; j < cnt; j++)
 			chunks[c]->sk[j] = sk_of(keys[i + j]);
+		pad_tail(chunks[c], NODE_CHUNK);
 		set_groups(chunks[c], 0);
 		n->ch[c] = chunks[c];
 		n->start[c] = i;
@@ -496,6 +518,7 @@ void bfs_node_keys_compact(struct btree_node *n, bool (*drop)(struct bfs_bkey *k
 			drop_chunk(n, ch);
 			continue;
 		}
+		pad_tail(ch, i);
 		set_groups(ch, 0);
 		n->ch[o] = ch;
 		n->start[o] = total;

@@ -5,7 +5,9 @@
  * fences, must give the index a binary search over all positions gives,
  * after inserts (chunk splits), removals (chunks emptied), a rebuild and a
  * compaction; positions that tie in inode and offset and differ only in
- * snapshot exercise the fallback that compares the keys themselves.
+ * snapshot exercise the fallback that compares the keys themselves.  The
+ * layout the branch-free searches rely on (padding, fences, the chunk of
+ * each Eytzinger entry) is checked directly as well.
  */
 #include "unit.h"
 
@@ -69,12 +71,43 @@ static void check_search(struct model *m, struct bfs_bpos pos)
 	}
 }
 
+/*
+ * What the searches take for granted without checking: each chunk's search
+ * keys match its keys and are all ones past its entries, each fence is the
+ * last slot of its group, and each Eytzinger entry names its chunk.
+ */
+static void check_layout(struct btree_node *n)
+{
+	u32 c, j;
+
+	for (c = 0; c < n->nch; c++) {
+		const struct key_chunk *ch = n->ch[c];
+		const struct node_eyt *e = &n->eyt[n->eyt_of[c]];
+
+		ck_assert_uint_gt(ch->nr, 0);
+		for (j = 0; j < NODE_CHUNK; j++) {
+			u64 ino = j < ch->nr ? le64_to_cpu(ch->k[j]->inode) : UINT64_MAX;
+			u64 off = j < ch->nr ? le64_to_cpu(ch->k[j]->offset) : UINT64_MAX;
+
+			ck_assert_uint_eq(ch->sk[j].inode, ino);
+			ck_assert_uint_eq(ch->sk[j].offset, off);
+		}
+		for (j = 0; j < NODE_GROUPS; j++)
+			ck_assert(!memcmp(&ch->gl[j], &ch->sk[j * NODE_GROUP + NODE_GROUP - 1],
+					  sizeof(ch->gl[j])));
+		ck_assert_ptr_eq(e->ch, ch);
+		ck_assert_uint_eq(e->c, c);
+		ck_assert(!memcmp(&e->sk, &ch->sk[ch->nr - 1], sizeof(e->sk)));
+	}
+}
+
 static void check_all(struct model *m)
 {
 	struct node_slot s = { 0, 0 };
 	u32 i;
 
 	ck_assert_uint_eq(m->n->nr, m->nr);
+	check_layout(m->n);
 	for (i = 0; i < m->nr; i++, node_slot_next(m->n, &s)) {
 		ck_assert_ptr_eq(node_slot_key(m->n, s), m->keys[i]);
 		/* each key is found exactly, and so is the position just before it */
