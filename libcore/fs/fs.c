@@ -36,6 +36,7 @@ static struct bfs_fs *fs_alloc(struct bfs_dev *dev)
 		bfs_mutex_init(&fs->inode_locks[i]);
 	bfs_mutex_init(&fs->rename_lock);
 	bfs_mutex_init(&fs->ino_alloc_lock);
+	fs->ino_range_owner = bfs_ns_ino_owner_new();
 	fs->dev = dev;
 	return fs;
 }
@@ -198,7 +199,7 @@ int bfs_fs_statfs(struct bfs_fs *fs, struct bfs_statfs *st)
 
 	bfs_fs_data_space(fs, &total, &free);
 	bfs_mutex_lock(&fs->ino_alloc_lock);
-	/* inode numbers handed out so far: an upper bound of the inodes in use */
+	/* inode numbers reserved so far: an upper bound of the inodes in use */
 	used_inos = fs->next_ino - 1;
 	bfs_mutex_unlock(&fs->ino_alloc_lock);
 	*st = (struct bfs_statfs){
