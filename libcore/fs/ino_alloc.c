@@ -21,6 +21,13 @@
  * numbers and which fsck accepts: only a counter at or below an inode in
  * use is damage (check_roots.c).
  *
+ * A clean close gives the unused numbers back: it moves the counter down
+ * to just past the highest number handed out while open (fs->ino_top), so
+ * that remounts and short-lived programs (bfs debug -w) do not skip a range
+ * each.  That is safe because no inode has a number between the two, and
+ * the write comes after every create of this open in the journal; if it is
+ * lost in a crash, the counter just stays where it was.
+ *
  * Per thread and not per directory: a single-threaded program still gets
  * consecutive numbers wherever it creates, and the state is a few words of
  * thread-local storage.  The range belongs to one open filesystem, named by
@@ -96,6 +103,7 @@ out:
 
 int bfs_ns_ino_alloc(struct bfs_fs *fs, u64 *ino)
 {
+	u64 top;
 	int ret;
 
 	if (range.owner != fs->ino_range_owner || range.next >= range.end) {
@@ -104,5 +112,30 @@ int bfs_ns_ino_alloc(struct bfs_fs *fs, u64 *ino)
 			return ret;
 	}
 	*ino = range.next++;
+	top = __atomic_load_n(&fs->ino_top, __ATOMIC_RELAXED);
+	while (top <= *ino && !__atomic_compare_exchange_n(&fs->ino_top, &top, *ino + 1, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	return 0;
+}
+
+int bfs_ns_ino_give_back(struct bfs_fs *fs)
+{
+	u64 top = BFS_MAX(fs->ino_base, __atomic_load_n(&fs->ino_top, __ATOMIC_RELAXED));
+	struct bfs_trans *t = NULL;
+	int ret = 0;
+
+	bfs_mutex_lock(&fs->ino_alloc_lock);
+	if (top < fs->next_ino) {
+		ret = bfs_trans_begin(fs->c, &t);
+		if (!ret)
+			ret = bfs_ns_counter_write(t, top);
+		if (!ret)
+			ret = bfs_trans_commit(t, NULL);
+		bfs_trans_end(t);
+		if (!ret)
+			fs->next_ino = top;
+	}
+	bfs_mutex_unlock(&fs->ino_alloc_lock);
+	return ret;
 }

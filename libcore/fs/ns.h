@@ -77,6 +77,8 @@ u64 bfs_ns_ino_owner_new(void);
  * caller may be open, as it may wait for the commit lock).
  */
 int bfs_ns_ino_alloc(struct bfs_fs *fs, u64 *ino);
+/* clean close, no create running or to come: the counter back to the highest number used + 1 */
+int bfs_ns_ino_give_back(struct bfs_fs *fs);
 /* queue the removal of everything of @inode: data, xattrs, symlink, entries, orphan */
 int bfs_ns_inode_delete(struct bfs_fs *fs, struct bfs_trans *t, const struct bfs_ns_inode *inode);
 /* largest value (bytes) a key of this filesystem holds */

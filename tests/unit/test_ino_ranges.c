@@ -14,8 +14,11 @@
  * test_ino_reopen: a range reserved in one open filesystem is never used in
  * another, not even in the same thread when the new one is opened at the
  * same address: a thread creates a file in image A, A is closed, image B
- * (fresh) is opened, the thread creates a file in B while another thread
- * creates many: all numbers in B distinct, the counter above them all.
+ * (fresh) is opened, another thread creates many files in B, then the
+ * first one a few: all numbers in B distinct, the counter above them all.
+ * The same after B is closed and reopened, where the close has moved the
+ * counter back to just past the highest number in use (the unused rest of
+ * the ranges given back).
  *
  * Environment: BFS_CRASH_INO_FILES (per thread, default 300), BFS_CRASH_SEED
  * and the crash_states.h variables.
@@ -299,6 +302,20 @@ static void check_numbers(struct bfs_fs *fs, const u64 *dirs, int nr_dirs)
 	bfs_free(s.inos);
 }
 
+/* the highest number in use in @dir */
+static u64 highest(struct bfs_fs *fs, u64 dir)
+{
+	struct ino_set s = { 0 };
+	u64 max;
+
+	ck_assert_int_eq(bfs_fs_readdir(fs, dir, 0, collect, &s), 0);
+	ck_assert_uint_gt(s.nr, 0);
+	first_dup(&s);
+	max = s.inos[s.nr - 1];
+	bfs_free(s.inos);
+	return max;
+}
+
 START_TEST(test_ino_reopen)
 {
 	struct bfs_dev *a = fresh_fs(64 * MiB), *b = fresh_fs(64 * MiB);
@@ -324,9 +341,16 @@ START_TEST(test_ino_reopen)
 	check_numbers(fs, &root, 1);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 
-	/* B reopened: this thread's range of the last open is not used again */
+	/*
+	 * B reopened: the close gave back the unused numbers, so the counter
+	 * is the highest in use + 1; another thread reserves from there, and
+	 * this thread's range of the last open must not be used again.
+	 */
 	ck_assert_int_eq(bfs_fs_open(b, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 	ck_assert_int_eq(bfs_ns_counter_read(fs, &counter), 0);
+	ck_assert_uint_eq(counter, highest(fs, root) + 1);
+	cr[1].prefix = "w";
+	run_creators(&cr[1], 1);
 	cr[0].prefix = "z";
 	create_files(&cr[0]);
 	for (i = 0; i < cr[0].nr; i++)
@@ -337,6 +361,8 @@ START_TEST(test_ino_reopen)
 	/* and after the reopen, it is still so (the counter was persisted) */
 	ck_assert_int_eq(bfs_fs_open(b, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 	check_numbers(fs, &root, 1);
+	ck_assert_int_eq(bfs_ns_counter_read(fs, &counter), 0);
+	ck_assert_uint_eq(counter, highest(fs, root) + 1);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	bfs_dev_close(a);
 	bfs_dev_close(b);
