@@ -130,6 +130,8 @@ static u64 first_dup(struct ino_set *s)
 {
 	size_t i;
 
+	if (s->nr < 2)
+		return 0;
 	qsort(s->inos, s->nr, sizeof(*s->inos), cmp_u64);
 	for (i = 1; i < s->nr; i++)
 		if (s->inos[i] == s->inos[i - 1])
@@ -349,6 +351,7 @@ START_TEST(test_ino_reopen)
 	ck_assert_int_eq(bfs_fs_open(b, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 	ck_assert_int_eq(bfs_ns_counter_read(fs, &counter), 0);
 	ck_assert_uint_eq(counter, highest(fs, root) + 1);
+	cr[0].fs = cr[1].fs = fs;
 	cr[1].prefix = "w";
 	run_creators(&cr[1], 1);
 	cr[0].prefix = "z";
