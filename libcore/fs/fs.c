@@ -36,6 +36,7 @@ static struct bfs_fs *fs_alloc(struct bfs_dev *dev)
 		bfs_mutex_init(&fs->inode_locks[i]);
 	bfs_mutex_init(&fs->rename_lock);
 	bfs_mutex_init(&fs->ino_alloc_lock);
+	fs->ino_range_owner = bfs_ns_ino_owner_new();
 	fs->dev = dev;
 	return fs;
 }
@@ -58,6 +59,7 @@ static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
 	}
 	if (!ret)
 		ret = bfs_ns_counter_read(fs, &fs->next_ino);
+	fs->ino_base = fs->next_ino;
 	if (!ret) {
 		ret = bfs_ns_inode_read(fs, BFS_ROOT_INO, &root);
 		if (ret == -ENOENT || (!ret && !S_ISDIR(root.i.mode))) {
@@ -215,6 +217,8 @@ int bfs_fs_close(struct bfs_fs *fs)
 	bfs_fs_commit_stop(fs);
 	if (!fs->read_only) {
 		ret = bfs_open_inodes_close(fs);
+		r = bfs_ns_ino_give_back(fs);
+		ret = ret ? ret : r;
 		r = bfs_fs_data_flush(fs, 0);
 		ret = ret ? ret : r;
 	}
@@ -243,10 +247,12 @@ int bfs_fs_statfs(struct bfs_fs *fs, struct bfs_statfs *st)
 	u64 total = 0, free = 0, used_inos;
 
 	bfs_fs_data_space(fs, &total, &free);
-	bfs_mutex_lock(&fs->ino_alloc_lock);
-	/* inode numbers handed out so far: an upper bound of the inodes in use */
-	used_inos = fs->next_ino - 1;
-	bfs_mutex_unlock(&fs->ino_alloc_lock);
+	/*
+	 * Every inode in use has a number below the counter at open or below
+	 * the highest one handed out since: an upper bound that, unlike the
+	 * counter, does not count the unused rest of the ranges (ino_alloc.c).
+	 */
+	used_inos = BFS_MAX(fs->ino_base, __atomic_load_n(&fs->ino_top, __ATOMIC_RELAXED)) - 1;
 	*st = (struct bfs_statfs){
 		.bsize = le32_to_cpu(fs->sb->block_size),
 		.blocks = total,

@@ -44,7 +44,10 @@ struct bfs_fs {
 	bfs_mutex		inode_locks[BFS_INODE_LOCKS];
 	bfs_mutex		rename_lock;
 	bfs_mutex		ino_alloc_lock;
-	u64			next_ino;	/* persisted, see doc/format/fs.md */
+	u64			next_ino;	/* persisted: numbers below are reserved */
+	u64			ino_range_owner; /* ino_alloc.c: names this open's ranges */
+	u64			ino_base;	/* the counter when opened */
+	u64			ino_top;	/* 1 + highest number handed out since (atomic) */
 
 	struct bfs_open_inodes	*open;
 	struct bfs_fs_data	*data;

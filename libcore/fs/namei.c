@@ -99,7 +99,7 @@ static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 
 {
 	struct bfs_ns_inode d, inode;
 	struct bfs_trans *t = NULL;
-	u64 slot;
+	u64 slot, ino;
 	s64 now;
 	int ret;
 
@@ -114,12 +114,16 @@ static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 
 		ret = -EMLINK;
 	if (ret)
 		goto out;
-	ret = bfs_trans_begin(fs->c, &t);
+	/* before the transaction: a new range is a commit of its own */
+	ret = bfs_ns_ino_alloc(fs, &ino);
+	if (!ret)
+		ret = bfs_trans_begin(fs->c, &t);
 	if (ret)
 		goto out;
 
 	now = bfs_fs_now();
 	bfs_ns_inode_init(&inode, mode, cr ? cr->uid : 0, cr ? cr->gid : 0, rdev, now);
+	inode.i.ino = ino;
 	if (S_ISDIR(mode)) {
 		inode.parent = dir;
 		d.i.nlink++;
@@ -129,16 +133,11 @@ static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 
 	d.i.mtime = d.i.ctime = now;
 
 	/*
-	 * The counter update and the create are one transaction, and the
-	 * counter lock is held until the commit so that counter writes reach
-	 * the journal in increasing order: a number is never handed out twice,
-	 * not even after a crash.
+	 * The number's range reached the journal before this transaction
+	 * began (ino_alloc.c), so no lock is held over this commit and the
+	 * counter is not written: a failed create just skips its number.
 	 */
-	bfs_mutex_lock(&fs->ino_alloc_lock);
-	inode.i.ino = fs->next_ino;
-	ret = bfs_ns_counter_write(t, inode.i.ino + 1);
-	if (!ret)
-		ret = bfs_ns_inode_write(t, &inode);
+	ret = bfs_ns_inode_write(t, &inode);
 	if (!ret && target)
 		ret = bfs_ns_symlink_write(fs, t, inode.i.ino, target, target_len);
 	if (!ret)
@@ -147,9 +146,6 @@ static int create(struct bfs_fs *fs, u64 dir, const char *name, size_t len, u32 
 		ret = bfs_ns_inode_write(t, &d);
 	if (!ret)
 		ret = bfs_trans_commit(t, NULL);
-	if (!ret)
-		fs->next_ino++;
-	bfs_mutex_unlock(&fs->ino_alloc_lock);
 	if (!ret && st)
 		bfs_ns_inode_to_stat(fs, &inode.i, st);
 out:

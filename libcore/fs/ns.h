@@ -61,8 +61,24 @@ int bfs_ns_change_begin(struct bfs_fs *fs, u64 ino, struct bfs_ns_change *c);
 int bfs_ns_change_end(struct bfs_ns_change *c, int ret);
 /* a new in-memory inode; the caller sets ino */
 void bfs_ns_inode_init(struct bfs_ns_inode *inode, u32 mode, u32 uid, u32 gid, u64 rdev, s64 now);
-/* queue the counter update for handing out @ino (caller holds ino_alloc_lock) */
+/* queue the counter update to @next_ino (callers hold ino_alloc_lock, or format) */
 int bfs_ns_counter_write(struct bfs_trans *t, u64 next_ino);
+
+/* ---- ino_alloc.c: inode numbers from ranges reserved per thread ---- */
+
+/* numbers one counter write reserves for a thread: doubling from MIN to MAX */
+#define BFS_INO_RANGE_MIN	64
+#define BFS_INO_RANGE_MAX	16384
+/* a new fs->ino_range_owner, unique in this process */
+u64 bfs_ns_ino_owner_new(void);
+/*
+ * A number never handed out before, not even before a crash: from this
+ * thread's range, or from a new one (its own commit; no transaction of the
+ * caller may be open, as it may wait for the commit lock).
+ */
+int bfs_ns_ino_alloc(struct bfs_fs *fs, u64 *ino);
+/* clean close, no create running or to come: the counter back to the highest number used + 1 */
+int bfs_ns_ino_give_back(struct bfs_fs *fs);
 /* queue the removal of everything of @inode: data, xattrs, symlink, entries, orphan */
 int bfs_ns_inode_delete(struct bfs_fs *fs, struct bfs_trans *t, const struct bfs_ns_inode *inode);
 /* largest value (bytes) a key of this filesystem holds */
