@@ -31,9 +31,10 @@ CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 # (tests/check-layers.sh checks the direction of every include)
 TEST_IFLAGS := -Ilibcore
 LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm $(LDLIBS)
-# the bfs binary loads libfuse3, libext2fs (with libcom_err) and libm when a
-# subcommand needs them (cmd/lazy_lib.h): linked, their pages cost every run
-BFS_LAZY_LIBS := -lfuse3 -lext2fs -lcom_err -lm
+# the bfs binary loads libfuse3, libext2fs (with libcom_err), libm, libuuid,
+# libblkid and libzstd when first used (include/bfs/lazy_lib.h) and has XXH3
+# compiled in (libcore/util/xxhash.c): linked, their pages cost every run
+BFS_LAZY_LIBS := -lfuse3 -lext2fs -lcom_err -lm -lblkid -luuid -lzstd -lxxhash
 BFS_LDLIBS := $(filter-out $(BFS_LAZY_LIBS),$(LDLIBS_ALL))
 
 B ?= build

@@ -10,12 +10,16 @@
 #include "lazy_lib.h"
 
 static const char *const ext2fs_sonames[] = { "libext2fs.so.2", "libext2fs.so", NULL };
-struct lazy_lib lazy_ext2fs = { .sonames = ext2fs_sonames,
+struct bfs_lazy_lib lazy_ext2fs = { .sonames = ext2fs_sonames,
 				.package = "libext2fs (Debian: libext2fs2)" };
 
 io_manager lazy_ext2fs_unix_io_manager(void)
 {
-	return *(io_manager *)lazy_lib_sym(&lazy_ext2fs, "unix_io_manager");
+	io_manager *m = bfs_lazy_lib_sym(&lazy_ext2fs, "unix_io_manager");
+
+	if (!m)
+		lazy_lib_missing();
+	return *m;
 }
 
 LAZY_FN(lazy_ext2fs, const char *, error_message, (long code), (code))

@@ -9,7 +9,7 @@
 #include "lazy_lib.h"
 
 static const char *const fuse_sonames[] = { "libfuse3.so.3", "libfuse3.so", NULL };
-struct lazy_lib lazy_fuse = { .sonames = fuse_sonames, .package = "libfuse3 (Debian: libfuse3-3)" };
+struct bfs_lazy_lib lazy_fuse = { .sonames = fuse_sonames, .package = "libfuse3 (Debian: libfuse3-3)" };
 
 LAZY_FN(lazy_fuse, size_t, fuse_add_direntry, (fuse_req_t req, char *buf, size_t bufsize,
 	const char *name, const struct stat *stbuf, off_t off), (req, buf, bufsize, name, stbuf, off))

@@ -9,7 +9,7 @@
 
 
 static const char *const m_sonames[] = { "libm.so.6", "libm.so", NULL };
-struct lazy_lib lazy_m = { .sonames = m_sonames, .package = "the C library's libm" };
+struct bfs_lazy_lib lazy_m = { .sonames = m_sonames, .package = "the C library's libm" };
 
 #define LAZY_MATH(name)								\
 	double lazy_m_##name(double x)						\
@@ -18,7 +18,9 @@ struct lazy_lib lazy_m = { .sonames = m_sonames, .package = "the C library's lib
 		double (*fn_)(double) = __atomic_load_n(&real_, __ATOMIC_ACQUIRE); \
 										\
 		if (!fn_) {							\
-			fn_ = (double (*)(double))lazy_lib_sym(&lazy_m, #name);	\
+			fn_ = (double (*)(double))bfs_lazy_lib_sym(&lazy_m, #name); \
+			if (!fn_)						\
+				lazy_lib_missing();				\
 			__atomic_store_n(&real_, fn_, __ATOMIC_RELEASE);	\
 		}								\
 		return fn_(x);							\

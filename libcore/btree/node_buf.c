@@ -36,7 +36,7 @@
 
 #define FIRST_SLAB_SLOTS	16
 /* free slots kept warm above the budget: a miss that evicts reuses one */
-#define WARM_SLACK		2
+#define WARM_SLACK		1
 
 void bfs_node_bufs_init(struct bfs_core *c, u64 budget)
 {
