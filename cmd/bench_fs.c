@@ -153,7 +153,7 @@ static u64 small_file_size(u64 *s)
 {
 	double u1 = next_unit(s), u2 = next_unit(s);
 	double z = lazy_m_sqrt(-2.0 * lazy_m_log(u1)) * lazy_m_cos(2.0 * M_PI * u2);
-	double v = floor(SMALL_MEDIAN * lazy_m_exp(SMALL_SIGMA * z));
+	double v = lazy_m_floor(SMALL_MEDIAN * lazy_m_exp(SMALL_SIGMA * z));
 
 	return v > (double)SMALL_MAX ? SMALL_MAX : (u64)v;
 }

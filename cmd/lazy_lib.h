@@ -44,6 +44,7 @@ __attribute__((noreturn)) void lazy_lib_missing(void);
 /* libm's functions of the same name (lazy_m.c) */
 double lazy_m_cos(double x);
 double lazy_m_exp(double x);
+double lazy_m_floor(double x);
 double lazy_m_log(double x);
 double lazy_m_sqrt(double x);
 

@@ -28,5 +28,6 @@ struct bfs_lazy_lib lazy_m = { .sonames = m_sonames, .package = "the C library's
 
 LAZY_MATH(cos)
 LAZY_MATH(exp)
+LAZY_MATH(floor)
 LAZY_MATH(log)
 LAZY_MATH(sqrt)
