@@ -31,6 +31,11 @@ CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
 # (tests/check-layers.sh checks the direction of every include)
 TEST_IFLAGS := -Ilibcore
 LDLIBS_ALL := $(PKG_LIBS) -lpthread -lm $(LDLIBS)
+# the bfs binary loads libfuse3, libext2fs (with libcom_err), libm, libuuid,
+# libblkid and libzstd when first used (include/bfs/lazy_lib.h) and has XXH3
+# compiled in (libcore/util/xxhash.c): linked, their pages cost every run
+BFS_LAZY_LIBS := -lfuse3 -lext2fs -lcom_err -lm -lblkid -luuid -lzstd -lxxhash
+BFS_LDLIBS := $(filter-out $(BFS_LAZY_LIBS),$(LDLIBS_ALL))
 
 B ?= build
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -78,7 +83,7 @@ $(B)/libcore.a: $(LIB_OBJS)
 
 $(B)/bfs: $(CMD_OBJS) $(B)/libcore.a
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $(CMD_OBJS) $(B)/libcore.a $(LDLIBS_ALL)
+	$(Q)$(CC) $(CFLAGS_ALL) -o $@ $(CMD_OBJS) $(B)/libcore.a $(BFS_LDLIBS)
 
 $(B)/tests/%: $(B)/tests/unit/%.o $(UNIT_HELPER_OBJS) $(B)/libcore.a
 	@mkdir -p $(dir $@)

@@ -37,6 +37,7 @@
  */
 #include "bench_fs.h"
 #include "bench.h"
+#include "lazy_lib.h"
 #include "cmd.h"
 #include "output.h"
 
@@ -151,8 +152,8 @@ static double next_unit(u64 *s)
 static u64 small_file_size(u64 *s)
 {
 	double u1 = next_unit(s), u2 = next_unit(s);
-	double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-	double v = floor(SMALL_MEDIAN * exp(SMALL_SIGMA * z));
+	double z = lazy_m_sqrt(-2.0 * lazy_m_log(u1)) * lazy_m_cos(2.0 * M_PI * u2);
+	double v = lazy_m_floor(SMALL_MEDIAN * lazy_m_exp(SMALL_SIGMA * z));
 
 	return v > (double)SMALL_MAX ? SMALL_MAX : (u64)v;
 }

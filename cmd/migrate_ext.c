@@ -5,6 +5,8 @@
  */
 #include "migrate.h"
 
+#include "lazy_lib.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +19,11 @@ int mig_ext_open(struct mig *m)
 {
 	errcode_t err;
 
+	if (lazy_lib_require(&lazy_ext2fs))
+		return -ENOENT;
 	initialize_ext2_error_table();
 	err = ext2fs_open2(m->path, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0,
-			   unix_io_manager, &m->ext);
+			   lazy_ext2fs_unix_io_manager(), &m->ext);
 	if (err == EXT2_ET_BAD_MAGIC || err == EXT2_ET_SB_CSUM_INVALID)
 		return mig_error(m, "'%s' holds no ext2, ext3 or ext4 filesystem", m->path);
 	if (err)

@@ -86,7 +86,8 @@ int bfs_parse_size(const char *s, u64 *out)
 			return -EINVAL;
 	}
 	v = ldexp(v, (int)shift);
-	if (v >= 18446744073709551616.0 || v != floor(v))
+	/* v is in [0, 2^64) past the first test: the cast truncates, as floor() (libm) would */
+	if (v >= 18446744073709551616.0 || v != (double)(u64)v)
 		return -EINVAL;
 	*out = (u64)v;
 	return 0;
@@ -104,7 +105,7 @@ const char *bfs_human_size(u64 bytes, char buf[32])
 	}
 	if (!i)
 		snprintf(buf, 32, "%" PRIu64 " B", bytes);
-	else if (v == floor(v))
+	else if (v == (double)(u64)v)	/* a whole number (v >= 0): no libm */
 		snprintf(buf, 32, "%.0f %s", v, units[i]);
 	else
 		snprintf(buf, 32, "%.1f %s", v, units[i]);

@@ -29,7 +29,7 @@ header_layer() {
 	types.h | os.h | log.h | checksum.h | format.h | bkey.h | btree_format.h | \
 	extent_format.h | fs_format.h | journal_format.h | iolog_format.h | finding.h | \
 	fsck_problems.h | migrate_format.h | image_format.h) echo 0 ;;
-	dev.h | probe.h) echo 1 ;;
+	dev.h | probe.h | lazy_lib.h) echo 1 ;;
 	super.h | alloc.h | journal.h | devspec.h) echo 2 ;;
 	btree.h | core.h | btree_scan.h | btree_repair.h) echo 3 ;;
 	fs.h | resize.h | import.h | online.h | fs_repair.h) echo 4 ;;

@@ -303,7 +303,7 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 		 * memory was worth.
 		 */
 		if (n->level || (bfs_bpos_eq(n->min, BFS_POS_MIN) && bfs_bpos_eq(n->max, BFS_POS_MAX)))
-			bfs_node_buf_trim(c, n->data, n->written);
+			n->buf_kept = (u32)bfs_node_buf_trim(c, n->data, n->written);
 		n->mem = bfs_node_mem(c, n);
 		bc->bytes += n->mem;
 		if (n->torn && !c->read_only) {

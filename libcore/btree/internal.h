@@ -92,6 +92,11 @@ struct btree_node {
 	bfs_rwlock lock;
 	u8	*data;			/* node_size; [0, written) is what is on disk */
 	u32	written;		/* bytes on disk, block multiple; 0 = never written */
+	/*
+	 * what of data[] bfs_node_buf_trim() left resident (0: all of it);
+	 * bsets written later fault in the pages up to written again
+	 */
+	u32	buf_kept;
 	u32	nr_bsets;
 	/*
 	 * unwritten keys, appended in arrival order to a list of blocks that
@@ -154,11 +159,12 @@ struct node_bufs {
 	bfs_mutex lock;
 	bool	ok;			/* initialised (bfs_cache_init) */
 	size_t	node_size;
-	size_t	max_warm;		/* out + warm slots allowed resident */
 	struct node_slab slab[40];	/* each twice the previous one's slots */
 	u32	nr_slab;
 	size_t	carved;			/* slots of the last slab handed out so far */
 	size_t	out;			/* slots in use */
+	size_t	out_bytes;		/* of them resident (a trim gives pages back) */
+	size_t	max_resident;		/* out_bytes + warm slots allowed */
 	u8	**warm, **cold;		/* free slots, stacks of nr_warm, nr_cold */
 	size_t	nr_warm, nr_cold, cap_free;
 };
@@ -271,6 +277,8 @@ void bfs_node_free(struct bfs_core *c, struct btree_node *n);
 void bfs_node_explain(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, int ret,
 		      struct bfs_btree_node_info *ni);
 size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n);
+/* the bytes of n->data that may be resident: what the cache charges for it */
+size_t bfs_node_data_resident(struct bfs_core *c, const struct btree_node *n);
 /* index of the first key >= pos (nr if none) */
 u32 bfs_node_lower_bound(struct btree_node *n, struct bfs_bpos pos);
 /* index of the first key > pos */
@@ -397,9 +405,13 @@ int bfs_cache_init(struct bfs_core *c, u64 budget);
 void bfs_cache_exit(struct bfs_core *c);
 /* node_buf.c: a node_size buffer for node data (from the pool once set up), NULL */
 u8 *bfs_node_buf_get(struct bfs_core *c);
-void bfs_node_buf_put(struct bfs_core *c, u8 *buf);
-/* the pages of @buf past its first @used bytes go back (nothing reads them before a write) */
-void bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used);
+/* @resident: what bfs_node_buf_trim() left of it, or node_size */
+void bfs_node_buf_put(struct bfs_core *c, u8 *buf, size_t resident);
+/*
+ * the pages of @buf past its first @used bytes go back (nothing reads them
+ * before a write); returns the bytes left resident, 0 if none went back
+ */
+size_t bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used);
 void bfs_node_bufs_init(struct bfs_core *c, u64 budget);
 void bfs_node_bufs_exit(struct bfs_core *c);
 /* referenced node for child pointer @k (read if needed) */

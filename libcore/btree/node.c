@@ -38,15 +38,31 @@ void bfs_node_free(struct bfs_core *c, struct btree_node *n)
 	if (!n)
 		return;
 	bfs_rwlock_destroy(&n->lock);
-	bfs_node_buf_put(c, n->data);
+	/* what the pool counted for it (a trim, not the bsets written since) */
+	bfs_node_buf_put(c, n->data, n->buf_kept ? n->buf_kept : c->node_size);
 	bfs_node_free_pending(n);
 	bfs_node_keys_free(n);
 	bfs_free(n);
 }
 
+/*
+ * All of a node's buffer, or after the trim of a root or interior node what
+ * it kept and the bsets written past that since: the budget then means
+ * resident memory, and a cache of a few hundred KiB holds every root and
+ * interior node a sweep needs (doc/fsck.md).
+ */
+size_t bfs_node_data_resident(struct bfs_core *c, const struct btree_node *n)
+{
+	size_t written = BFS_ROUND_UP((size_t)n->written, (size_t)4096);
+
+	if (!n->buf_kept)
+		return c->node_size;
+	return BFS_MIN((size_t)c->node_size, BFS_MAX((size_t)n->buf_kept, written));
+}
+
 size_t bfs_node_mem(struct bfs_core *c, struct btree_node *n)
 {
-	return sizeof(*n) + c->node_size + n->pending_alloc +
+	return sizeof(*n) + bfs_node_data_resident(c, n) + n->pending_alloc +
 		(size_t)(n->nch + n->nr_spare) * sizeof(struct key_chunk) +
 		(size_t)n->ch_cap * (sizeof(n->ch[0]) + sizeof(n->start[0]) + sizeof(n->last[0]) +
 				     sizeof(n->eyt[0]) + sizeof(n->eyt_of[0]));

@@ -10,6 +10,12 @@
  * later: the pages past its last bset can go back at once
  * (bfs_node_buf_trim), so that a small root holds a few pages, not a node.
  *
+ * What the pool keeps resident is counted in bytes: a trimmed buffer counts
+ * what it kept (the cache charges the same, bfs_node_data_resident()), and
+ * free slots stay warm while the buffers out and they fit the budget and
+ * WARM_SLACK more.  A trimmed buffer put back goes cold, released whole: a
+ * warm slot is one a leaf's read takes without faulting its pages in.
+ *
  * Buffers asked for before the pool is set up (or for a core whose cache
  * never was) come from bfs_aligned_alloc(); bfs_node_buf_put() tells the
  * two apart by address.
@@ -30,14 +36,14 @@
 
 #define FIRST_SLAB_SLOTS	16
 /* free slots kept warm above the budget: a miss that evicts reuses one */
-#define WARM_SLACK		2
+#define WARM_SLACK		1
 
 void bfs_node_bufs_init(struct bfs_core *c, u64 budget)
 {
 	struct node_bufs *b = &c->cache.bufs;
 
 	*b = (struct node_bufs){ .node_size = c->node_size, .ok = POOL_ON && c->node_size };
-	b->max_warm = (size_t)(budget / BFS_MAX(c->node_size, 1u)) + WARM_SLACK;
+	b->max_resident = (size_t)budget + WARM_SLACK * (size_t)c->node_size;
 	bfs_mutex_init(&b->lock);
 }
 
@@ -107,13 +113,15 @@ u8 *bfs_node_buf_get(struct bfs_core *c)
 		buf = b->cold[--b->nr_cold];
 	else
 		buf = carve_locked(b);
-	if (buf)
+	if (buf) {
 		b->out++;
+		b->out_bytes += b->node_size;
+	}
 	bfs_mutex_unlock(&b->lock);
 	return buf;
 }
 
-void bfs_node_buf_put(struct bfs_core *c, u8 *buf)
+void bfs_node_buf_put(struct bfs_core *c, u8 *buf, size_t resident)
 {
 	struct node_bufs *b = &c->cache.bufs;
 
@@ -130,7 +138,9 @@ void bfs_node_buf_put(struct bfs_core *c, u8 *buf)
 		return;
 	}
 	b->out--;
-	if (b->out + b->nr_warm < b->max_warm) {
+	b->out_bytes -= BFS_MIN(resident, b->out_bytes);
+	if (resident >= b->node_size &&
+	    b->out_bytes + (b->nr_warm + 1) * b->node_size <= b->max_resident) {
 		b->warm[b->nr_warm++] = buf;
 	} else {
 		bfs_mem_release(buf, b->node_size);
@@ -139,19 +149,25 @@ void bfs_node_buf_put(struct bfs_core *c, u8 *buf)
 	bfs_mutex_unlock(&b->lock);
 }
 
-void bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used)
+size_t bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used)
 {
 	struct node_bufs *b = &c->cache.bufs;
 	size_t keep = BFS_ROUND_UP(used, (size_t)4096);
 	bool pooled;
 
 	if (!b->ok || keep >= b->node_size)
-		return;
+		return 0;
+	/* a buffer is trimmed once, right after its read: nothing else touches it yet */
+	keep = BFS_MAX(keep, (size_t)4096);
 	bfs_mutex_lock(&b->lock);
 	pooled = in_pool(b, buf);
-	bfs_mutex_unlock(&b->lock);
 	if (pooled)
-		bfs_mem_release(buf + keep, b->node_size - keep);
+		b->out_bytes -= BFS_MIN(b->node_size - keep, b->out_bytes);
+	bfs_mutex_unlock(&b->lock);
+	if (!pooled)
+		return 0;
+	bfs_mem_release(buf + keep, b->node_size - keep);
+	return keep;
 }
 
 void bfs_node_bufs_exit(struct bfs_core *c)
