@@ -82,6 +82,22 @@ static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
 	return ret;
 }
 
+/*
+ * fs_start() on a filesystem whose core is open; on failure everything goes:
+ * the data half (space_init may have set it up already), the core, @fs
+ */
+static int fs_start_or_undo(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
+{
+	int ret = fs_start(fs, opts);
+
+	if (ret) {
+		bfs_fs_data_exit(fs);
+		bfs_core_close(fs->c);
+		fs_free(fs);
+	}
+	return ret;
+}
+
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out)
 {
 	static const struct bfs_fs_opts defaults;
@@ -120,14 +136,9 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 		fs_free(fs);
 		return ret;
 	}
-	ret = fs_start(fs, opts);
-	if (ret) {
-		/* space_init may have set up the data half already */
-		bfs_fs_data_exit(fs);
-		bfs_core_close(fs->c);
-		fs_free(fs);
+	ret = fs_start_or_undo(fs, opts);
+	if (ret)
 		return ret;
-	}
 	*out = fs;
 	return 0;
 }
@@ -151,14 +162,15 @@ int bfs_fs_attach(struct bfs_core *c, const struct bfs_fs_opts *opts, struct bfs
 	fs->read_only = true;
 	fs->c = c;
 	ret = bfs_open_inodes_init(fs);
-	if (!ret)
-		ret = fs_start(fs, opts);
 	if (ret) {
 		bfs_fs_data_exit(fs);
 		bfs_core_close(c);
 		fs_free(fs);
 		return ret;
 	}
+	ret = fs_start_or_undo(fs, opts);
+	if (ret)
+		return ret;
 	*out = fs;
 	return 0;
 }
@@ -197,15 +209,13 @@ int bfs_fs_attach_prepared(struct bfs_fs *fs, struct bfs_core *c, const struct b
 		ret = bfs_core_make_writable(c);
 	if (!ret)
 		ret = bfs_open_inodes_init(fs);
-	if (!ret)
-		ret = fs_start(fs, opts);
 	if (ret) {
 		bfs_fs_data_exit(fs);
 		bfs_core_close(c);
 		fs_free(fs);
 		return ret;
 	}
-	return 0;
+	return fs_start_or_undo(fs, opts);
 }
 
 int bfs_fs_close(struct bfs_fs *fs)

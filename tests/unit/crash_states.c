@@ -3,10 +3,13 @@
 #include "crash_states.h"
 #include "unit.h"
 
+#include <bfs/btree.h>
+#include <bfs/fs.h>
 #include <bfs/os.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 u64 crash_env_u64(const char *name, u64 def)
@@ -198,4 +201,27 @@ void crash_states_check(const char *what, char *logpath, struct bfs_dev *base_im
 		      res.states);
 	unlink(logpath);
 	free(logpath);
+}
+
+bool crash_open_verified(struct bfs_dev *img, struct bfs_fs **fs, char *why)
+{
+	int ret, id;
+
+	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, fs);
+	if (ret) {
+		snprintf(why, 512, "open failed: %s", strerror(-ret));
+		return false;
+	}
+	for (id = 0; id < BFS_BTREE_NR; id++) {
+		long bad = bfs_btree_verify(bfs_fs_core(*fs), id);
+
+		if (bad) {
+			snprintf(why, 512, "btree %s: verify found %ld problems",
+				 bfs_btree_id_name(id), bad);
+			bfs_fs_close(*fs);
+			*fs = NULL;
+			return false;
+		}
+	}
+	return true;
 }

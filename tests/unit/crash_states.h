@@ -47,6 +47,14 @@ void crash_build_states(const char *logpath, struct bfs_dev *base_img, u64 seed,
 void crash_states_check(const char *what, char *logpath, struct bfs_dev *base_img, u64 seed,
 			crash_check_fn check, void *ctx, unsigned min_flush);
 
+struct bfs_fs;
+
+/*
+ * Open a crashed image's filesystem (replaying its journal) and verify every
+ * btree; false + @why (512 bytes) if either fails, with nothing left open
+ */
+bool crash_open_verified(struct bfs_dev *img, struct bfs_fs **fs, char *why);
+
 u64 crash_env_u64(const char *name, u64 def);
 u64 crash_splitmix(u64 *state);
 

@@ -192,24 +192,11 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 	u32 hi = BFS_MIN(mk.c, w->nr_ops);
 	struct bfs_fsck fsck = { .dev = img, .mode = BFS_FSCK_MODE_NO };
 	struct bfs_fs *fs;
-	unsigned f, id;
+	unsigned f;
 	int ret, rc;
 
-	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
-	if (ret) {
-		snprintf(why, 512, "open failed: %s", strerror(-ret));
+	if (!crash_open_verified(img, &fs, why))
 		return false;
-	}
-	for (id = 0; id < BFS_BTREE_NR; id++) {
-		long bad = bfs_btree_verify(bfs_fs_core(fs), id);
-
-		if (bad) {
-			snprintf(why, 512, "btree %s: verify found %ld problems",
-				 bfs_btree_id_name(id), bad);
-			bfs_fs_close(fs);
-			return false;
-		}
-	}
 	for (f = 0; f < NR_FILES; f++) {
 		u64 lo = w->floor[BFS_MIN(mk.f, hi)][f], top = w->after[hi][f], i;
 		struct bfs_stat st;

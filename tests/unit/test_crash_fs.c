@@ -376,23 +376,10 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 	struct bfs_fs *fs;
 	u32 t, hi = BFS_MIN(BFS_MAX(mk.c, mk.f), w->nr_ops);
 	u64 h;
-	int ret, id;
+	int ret;
 
-	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
-	if (ret) {
-		snprintf(why, 512, "open failed: %s", strerror(-ret));
+	if (!crash_open_verified(img, &fs, why))
 		return false;
-	}
-	for (id = 0; id < BFS_BTREE_NR; id++) {
-		long bad = bfs_btree_verify(bfs_fs_core(fs), id);
-
-		if (bad) {
-			snprintf(why, 512, "btree %s: verify found %ld problems",
-				 bfs_btree_id_name(id), bad);
-			bfs_fs_close(fs);
-			return false;
-		}
-	}
 	ret = tree_hash(fs, &h);
 	if (ret) {
 		snprintf(why, 512, "reading the tree failed: %s", strerror(-ret));
