@@ -28,7 +28,15 @@ static int sb_err(char *err, int ret, const char *fmt, ...)
 
 u64 bfs_sb_csum(const struct bfs_sb *sb)
 {
-	u32 bytes = le32_to_cpu(sb->bytes);
+	/*
+	 * Clamped: callers that print a damaged superblock's checksum state
+	 * (show-super, the debug shell) hand one whose size is not validated,
+	 * and a superblock buffer is never smaller than the header nor larger
+	 * than BFS_SB_MAX_BYTES.  A clamped size does not match the stored
+	 * checksum of a valid superblock anyway: validation refuses it first.
+	 */
+	u32 bytes = BFS_MIN(BFS_MAX(le32_to_cpu(sb->bytes), (u32)sizeof(*sb)),
+			    (u32)BFS_SB_MAX_BYTES);
 
 	return bfs_xxh3((const u8 *)sb + 16, bytes - 16);
 }
