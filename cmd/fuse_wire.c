@@ -8,9 +8,10 @@
  */
 #include "fuse_wire.h"
 
+#include <bfs/os.h>
+
 #include <errno.h>
 #include <linux/fuse.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,58 +42,10 @@ static _Thread_local struct {
 
 /*
  * Where this thread's requests land after their first WIRE_HEAD bytes (see
- * bfs_fuse_wire_read()): page-aligned, kept for the thread's next request,
- * freed when the thread exits.
+ * bfs_fuse_wire_read()): the thread's BFS_TBUF_FUSE_RX buffer (page-aligned,
+ * kept for its next request, freed when the thread exits).
  */
 #define WIRE_HEAD	(sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
-#define WIRE_ALIGN	4096U
-
-struct rx {
-	void	*p;
-	size_t	len;
-};
-
-static pthread_once_t rx_once = PTHREAD_ONCE_INIT;
-static pthread_key_t rx_key;
-static bool rx_key_ok;
-static _Thread_local struct rx rx;
-
-static void rx_free(void *arg)
-{
-	struct rx *b = arg;
-
-	free(b->p);
-	b->p = NULL;
-	b->len = 0;
-}
-
-static void rx_init_once(void)
-{
-	rx_key_ok = !pthread_key_create(&rx_key, rx_free);
-}
-
-/* this thread's receive buffer of at least @len bytes; NULL: none to be had */
-static void *rx_get(size_t len)
-{
-	void *p;
-
-	if (rx.len >= len)
-		return rx.p;
-	pthread_once(&rx_once, rx_init_once);
-	if (!rx_key_ok)
-		return NULL;
-	len = (len + WIRE_ALIGN - 1) & ~(size_t)(WIRE_ALIGN - 1);
-	if (posix_memalign(&p, WIRE_ALIGN, len))
-		return NULL;
-	if (pthread_setspecific(rx_key, &rx)) {
-		free(p);
-		return NULL;
-	}
-	free(rx.p);
-	rx.p = p;
-	rx.len = len;
-	return p;
-}
 
 bool bfs_fuse_wire_wanted(void)
 {
@@ -113,7 +66,7 @@ void *bfs_fuse_wire_reply_buf(size_t len)
 {
 	if (cur.data)
 		return NULL;	/* it holds this request's data */
-	return rx_get(len ? len : 1);
+	return bfs_thread_buf(BFS_TBUF_FUSE_RX, len ? len : 1);
 }
 
 const void *bfs_fuse_wire_write_data(const void *buf, size_t size)
@@ -211,7 +164,7 @@ static ssize_t read_split(int fd, void *buf, size_t len)
 	ssize_t n;
 	void *data;
 
-	if (len <= WIRE_HEAD || !(data = rx_get(len - WIRE_HEAD)))
+	if (len <= WIRE_HEAD || !(data = bfs_thread_buf(BFS_TBUF_FUSE_RX, len - WIRE_HEAD)))
 		return read(fd, buf, len);
 	iov[0].iov_base = buf;
 	iov[0].iov_len = WIRE_HEAD;

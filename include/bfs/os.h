@@ -35,6 +35,19 @@ static inline void *bfs_aligned_alloc(size_t align, size_t n)
 }
 
 /*
+ * This thread's kept buffer for @slot: at least @len bytes, page-aligned,
+ * valid until this thread's next call for the same slot (its contents are
+ * not kept when it grows), freed when the thread exits; NULL if it cannot
+ * be had (allocate one for the transfer instead).  libcore/os/thread_buf.c.
+ */
+enum bfs_thread_buf_slot {
+	BFS_TBUF_DEV_BOUNCE,	/* direct I/O from unaligned memory (os/dev.c) */
+	BFS_TBUF_FUSE_RX,	/* a FUSE request's body (cmd/fuse_wire.c) */
+	BFS_TBUF_NR
+};
+void *bfs_thread_buf(unsigned slot, size_t len);
+
+/*
  * Anonymous memory straight from the kernel, page-aligned and zero on first
  * touch (pools whose pages must go back to the system exactly); NULL on
  * failure.  bfs_mem_release() drops the pages of [p, p+n) but keeps the

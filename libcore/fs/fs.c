@@ -82,20 +82,20 @@ static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
 	return ret;
 }
 
-/*
- * fs_start() on a filesystem whose core is open; on failure everything goes:
- * the data half (space_init may have set it up already), the core, @fs
- */
-static int fs_start_or_undo(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
+/* a failed open's undo: the data half (space_init may have set it up), the core, @fs */
+static void fs_undo(struct bfs_fs *fs)
 {
-	int ret = fs_start(fs, opts);
+	bfs_fs_data_exit(fs);
+	bfs_core_close(fs->c);
+	fs_free(fs);
+}
 
-	if (ret) {
-		bfs_fs_data_exit(fs);
-		bfs_core_close(fs->c);
-		fs_free(fs);
-	}
-	return ret;
+/* replay must not put btree nodes into buckets that hold file data: the data half marks its space first */
+static void fs_space_hooks(struct bfs_fs *fs, struct bfs_core_opts *co)
+{
+	co->space_init = bfs_fs_data_space_init;
+	co->space_replay_key = bfs_fs_data_space_replay_key;
+	co->space_ctx = fs;
 }
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out)
@@ -120,13 +120,7 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 	co.journal_finding = opts->journal_finding;
 	co.journal_finding_ctx = opts->journal_finding_ctx;
 	co.avoid_buckets = opts->avoid_buckets;
-	/*
-	 * Replay must not put btree nodes into buckets that hold file data:
-	 * the data half marks its space before the journal is replayed.
-	 */
-	co.space_init = bfs_fs_data_space_init;
-	co.space_replay_key = bfs_fs_data_space_replay_key;
-	co.space_ctx = fs;
+	fs_space_hooks(fs, &co);
 
 	ret = bfs_open_inodes_init(fs);
 	if (!ret)
@@ -136,9 +130,11 @@ int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_
 		fs_free(fs);
 		return ret;
 	}
-	ret = fs_start_or_undo(fs, opts);
-	if (ret)
+	ret = fs_start(fs, opts);
+	if (ret) {
+		fs_undo(fs);
 		return ret;
+	}
 	*out = fs;
 	return 0;
 }
@@ -162,15 +158,12 @@ int bfs_fs_attach(struct bfs_core *c, const struct bfs_fs_opts *opts, struct bfs
 	fs->read_only = true;
 	fs->c = c;
 	ret = bfs_open_inodes_init(fs);
+	if (!ret)
+		ret = fs_start(fs, opts);
 	if (ret) {
-		bfs_fs_data_exit(fs);
-		bfs_core_close(c);
-		fs_free(fs);
+		fs_undo(fs);
 		return ret;
 	}
-	ret = fs_start_or_undo(fs, opts);
-	if (ret)
-		return ret;
 	*out = fs;
 	return 0;
 }
@@ -182,10 +175,8 @@ int bfs_fs_prepare(struct bfs_dev *dev, struct bfs_core_opts *co, struct bfs_fs 
 	*out = NULL;
 	if (!fs)
 		return -ENOMEM;
-	/* as bfs_fs_open() hands its own core: the data half first, then replay */
-	co->space_init = bfs_fs_data_space_init;
-	co->space_replay_key = bfs_fs_data_space_replay_key;
-	co->space_ctx = fs;
+	/* as bfs_fs_open() hands its own core */
+	fs_space_hooks(fs, co);
 	*out = fs;
 	return 0;
 }
@@ -209,13 +200,11 @@ int bfs_fs_attach_prepared(struct bfs_fs *fs, struct bfs_core *c, const struct b
 		ret = bfs_core_make_writable(c);
 	if (!ret)
 		ret = bfs_open_inodes_init(fs);
-	if (ret) {
-		bfs_fs_data_exit(fs);
-		bfs_core_close(c);
-		fs_free(fs);
-		return ret;
-	}
-	return fs_start_or_undo(fs, opts);
+	if (!ret)
+		ret = fs_start(fs, opts);
+	if (ret)
+		fs_undo(fs);
+	return ret;
 }
 
 int bfs_fs_close(struct bfs_fs *fs)

@@ -404,7 +404,7 @@ int bfs_os_pwrite_all(int fd, u64 off, const void *buf, size_t len)
 	return 0;
 }
 
-/* bounce buffers are at most this big (the thread's own, dev_bounce.c, or one per request) */
+/* bounce buffers are at most this big (the thread's own, BFS_TBUF_DEV_BOUNCE, or one per request) */
 #define DEV_BOUNCE_MAX	(2 * MiB)
 
 int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,

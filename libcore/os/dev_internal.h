@@ -80,11 +80,14 @@ int bfs_dev_inject_write(struct bfs_dev *dev);
 int bfs_dev_pick_fd(const struct bfs_dev *dev, u64 off, const void *buf, size_t len, bool data,
 		    bool *bounce);
 /*
- * dev_bounce.c: this thread's bounce buffer of at least @len bytes aligned
- * to @align, valid until its next call on this thread; NULL if it cannot
- * be had (allocate one for the transfer instead)
+ * this thread's bounce buffer of at least @len bytes aligned to @align,
+ * valid until its next call on this thread; NULL if it cannot be had
+ * (allocate one for the transfer instead)
  */
-u8 *bfs_dev_bounce_get(unsigned align, size_t len);
+static inline u8 *bfs_dev_bounce_get(unsigned align, size_t len)
+{
+	return align > 4096U ? NULL : bfs_thread_buf(BFS_TBUF_DEV_BOUNCE, len);
+}
 /*
  * dev.c: after a transfer on @fd failed with @ret: was that the first
  * direct transfer refused with EINVAL (a filesystem that takes O_DIRECT at
