@@ -531,7 +531,11 @@ static void set_open_flags(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 		 ((fi->flags & O_DIRECT) ? BFS_FH_O_DIRECT : 0);
 	fi->keep_cache = (fi->flags & O_ACCMODE) == O_WRONLY ||
 			 !atime_open(req, ino, fuse_of(req)->atime);
-	/* nothing is buffered here, so close(2) needs no FLUSH round trip */
+	/*
+	 * close(2) needs no FLUSH round trip: a tail buffer (tail_buf.c) is
+	 * written back on RELEASE, fsync and the periodic commit, and every
+	 * reader sees its bytes meanwhile; write-back errors reach fsync
+	 */
 	fi->noflush = 1;
 }
 
