@@ -28,6 +28,7 @@ struct bfs_bucket {
 	bool	pending_free;	/* emptied; reusable once that is durable */
 	bool	shared;		/* btree nodes found in it at open: never released */
 	bool	premarked;	/* open: taken from the metadata allocator before replay */
+	bool	premark_nodes;	/* open: btree nodes were in it before replay; replay decides */
 	u32	inflight;	/* chunks written into it, not committed yet */
 	u32	committing;	/* data commits with a delta for it, not returned yet */
 	u64	live;		/* sectors of extents pointing into it, as applied */
@@ -61,6 +62,9 @@ struct bfs_fs_data {
 	bool	discarding;		/* a release is discarding its batch (-o discard) */
 	u64	nr_data_buckets;
 	u64	fence;			/* 0, or: buckets from here on are never handed out (shrink) */
+	/* open: free slots of premark_nodes buckets, held away from replay's splits */
+	u64	*held_slots;
+	size_t	nr_held_slots, cap_held_slots;
 };
 
 /* one chunk as written to the device, before its key is committed */
@@ -129,10 +133,11 @@ void bfs_data_options_load(struct bfs_fs_data *d, const struct bfs_sb *sb);
 int bfs_data_alloc_setup(struct bfs_fs_data *d);
 /*
  * Before replay (core space hooks): take every bucket the committed alloc
- * btree, or an alloc key about to be replayed, says may hold data.
+ * btree, or an alloc key about to be replayed, says may hold data (one that
+ * btree nodes already use: its free slots, until the replayed extents say).
  */
 int bfs_data_premark_committed(struct bfs_fs_data *d);
-void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k);
+int bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k);
 /* at open, after replay: gens, live sectors counted from the extents, marks */
 int bfs_data_alloc_init(struct bfs_fs_data *d);
 void bfs_data_alloc_exit(struct bfs_fs_data *d);
