@@ -695,32 +695,73 @@ static int premark(struct bfs_fs_data *d, u64 b)
 	return 0;
 }
 
+static bool alloc_says_data(const struct bfs_bkey *k)
+{
+	const struct bfs_alloc_v *v = (const struct bfs_alloc_v *)k->v;
+
+	return v->data_type != BFS_BUCKET_FREE || le64_to_cpu(v->live_sectors);
+}
+
+/*
+ * Before replay, once every replayed alloc key has been seen
+ * (bfs_data_premark_key()): take each bucket that holds data when replay
+ * ends - by the last alloc key replayed for it, or by the committed one if
+ * no key replays it.  A bucket that held data only part way through the
+ * journal window is not taken: nothing is written during replay, and what
+ * its splits put there is the filesystem once replay has ended.  Such a
+ * bucket may even hold nodes of the loaded trees: a checkpoint that did not
+ * finish links nodes with in-place writes (a parent's new bset) that went
+ * into a bucket emptied since the last finished one, while the alloc keys
+ * saying so are in nodes only its new roots reach.  (Taking them was wrong
+ * twice: the open called such a bucket shared, and a full filesystem was
+ * left without the node slots its replay needed: the open failed, ENOSPC.)
+ */
 int bfs_data_premark_committed(struct bfs_fs_data *d)
 {
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
+	u64 b;
 	int ret, err = 0;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for_each_btree_key(&it, k, ret)
-		if (!err)
-			err = bfs_data_premark_key(d, k);
+	for_each_btree_key(&it, k, ret) {
+		b = le64_to_cpu(k->inode);
+		if (k->type == BFS_KEY_ALLOC && bfs_bkey_val_u64s(k) >= BFS_ALLOC_VAL_U64S &&
+		    bfs_data_bucket_valid(d, b) && alloc_says_data(k))
+			d->b[b].replayed |= BUCKET_COMMITTED_DATA;
+	}
 	bfs_btree_iter_exit(&it);
+	for (b = d->first_bucket; b < d->nbuckets; b++) {
+		u8 r = d->b[b].replayed;
+		bool data = r & BUCKET_REPLAYED ? r & BUCKET_REPLAYED_DATA : r & BUCKET_COMMITTED_DATA;
+
+		d->b[b].replayed = 0;
+		/* data may be here: conservative until the extents are counted after replay */
+		if (data && !err)
+			err = premark(d, b);
+		else if ((r & (BUCKET_COMMITTED_DATA | BUCKET_REPLAYED_DATA_ONCE)) &&
+			 bfs_alloc_bucket_in_use(d->a, b))
+			bfs_log(BFS_LOG_DEBUG, "data: bucket %" PRIu64 ": btree nodes are in it before "
+				"replay, and the replay leaves it without data", b);
+	}
 	if (ret == -EUCLEAN && bfs_core_is_read_only(d->c))
 		ret = 0;	/* bfs_fs_data_init() says more */
 	return ret ? ret : err;
 }
 
-int bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k)
+void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k)
 {
-	const struct bfs_alloc_v *v = (const struct bfs_alloc_v *)k->v;
+	u64 b = le64_to_cpu(k->inode);
+	u8 *r;
 
-	if (k->type != BFS_KEY_ALLOC || bfs_bkey_val_u64s(k) < BFS_ALLOC_VAL_U64S)
-		return 0;
-	/* data may be here: conservative until the extents are counted after replay */
-	if (v->data_type != BFS_BUCKET_FREE || le64_to_cpu(v->live_sectors))
-		return premark(d, le64_to_cpu(k->inode));
-	return 0;
+	if (k->type != BFS_KEY_ALLOC || bfs_bkey_val_u64s(k) < BFS_ALLOC_VAL_U64S ||
+	    !bfs_data_bucket_valid(d, b))
+		return;
+	/* keys come in journal order: the last one is what replay leaves */
+	r = &d->b[b].replayed;
+	*r = (u8)((*r & ~BUCKET_REPLAYED_DATA) | BUCKET_REPLAYED);
+	if (alloc_says_data(k))
+		*r |= BUCKET_REPLAYED_DATA | BUCKET_REPLAYED_DATA_ONCE;
 }
 
 int bfs_data_alloc_init(struct bfs_fs_data *d)

@@ -71,7 +71,9 @@ int bfs_fs_data_space_replay_key(void *ctx, struct bfs_core *c, unsigned btree_i
 
 	if (!d)
 		return ret;
-	return btree_id == BFS_BTREE_ALLOC ? bfs_data_premark_key(d, k) : 0;
+	if (btree_id == BFS_BTREE_ALLOC)
+		bfs_data_premark_key(d, k);
+	return 0;
 }
 
 int bfs_fs_data_init(struct bfs_fs *fs)
