@@ -635,21 +635,20 @@ int bfs_data_alloc_setup(struct bfs_fs_data *d)
 }
 
 /*
- * Bucket @b may hold data, but nodes of the btrees just loaded are in it
- * already.  A checkpoint that did not finish leaves that without any damage:
- * its in-place writes (a parent's new bset) can reach a node it put into a
- * bucket emptied since the last checkpoint, while the node with the alloc
- * key saying so is one it had not linked yet (a new root, say), and the
- * journal still holds the commit that emptied the bucket.  So the extents
- * after replay judge it (bfs_data_alloc_init()); until then its free slots
- * are held, so replay's splits do not land on what may still be data.
+ * Bucket @b holds data when replay ends, but nodes of the btrees just loaded
+ * are in it already.  No crash leaves that (a node's slot goes back to data
+ * only once no root on disk reaches it), so something is wrong - unless the
+ * alloc key is, which the extents counted after replay tell
+ * (bfs_data_alloc_init() calls the bucket shared only if they point into
+ * it).  Until then its free slots are held, so replay's splits do not land
+ * on what may be data.
  */
 static int hold_free_slots(struct bfs_fs_data *d, u64 b)
 {
 	u64 off;
 
-	bfs_log(BFS_LOG_DEBUG, "data: bucket %" PRIu64 " may hold file data and btree nodes are "
-		"in it before replay: the replayed extents decide", b);
+	bfs_log(BFS_LOG_DEBUG, "data: bucket %" PRIu64 " holds data by its alloc key and btree "
+		"nodes before replay: the replayed extents decide", b);
 	d->b[b].premark_nodes = true;
 	for (off = b * d->bucket_size; off < (b + 1) * d->bucket_size; off += d->node_size) {
 		if (d->nr_held_slots == d->cap_held_slots) {
