@@ -74,9 +74,11 @@ u64 bfs_alloc_nr_pending(struct bfs_alloc *a);
  * downwards from below *cursor (the caller's; start it at nbuckets) and
  * wrapping, so data fills from the top, away from metadata; only while at
  * least @reserve_slots slots stay free for metadata, else -ENOSPC.
- * nr_free_buckets: wholly free buckets (a scan).
+ * nr_free_buckets: wholly free buckets (a scan).  in_use: is any slot of
+ * the bucket used (or pending)?  false for a bucket outside the area.
  */
 int bfs_alloc_bucket_get(struct bfs_alloc *a, u64 bucket);
+bool bfs_alloc_bucket_in_use(struct bfs_alloc *a, u64 bucket);
 void bfs_alloc_bucket_put(struct bfs_alloc *a, u64 bucket);
 int bfs_alloc_bucket_find(struct bfs_alloc *a, u64 reserve_slots, u64 *cursor, u64 *bucket);
 u64 bfs_alloc_nr_free_buckets(struct bfs_alloc *a);

@@ -67,10 +67,11 @@ struct bfs_core_opts {
 	 * allocator before the core allocates any node, and replay can split
 	 * nodes.  So open calls, when set, after the roots are loaded and
 	 * before replay:
-	 *   space_init(ctx, c)            once: mark what the committed
-	 *                                 btrees say is in use (iterators work)
 	 *   space_replay_key(ctx, c, id, k)  for every key replay will apply,
 	 *                                 in order, before any is applied
+	 *   space_init(ctx, c)            once, after those: mark what is in
+	 *                                 use, by the committed btrees
+	 *                                 (iterators work) and the keys seen
 	 */
 	int	(*space_init)(void *ctx, struct bfs_core *c);
 	int	(*space_replay_key)(void *ctx, struct bfs_core *c, unsigned btree_id,

@@ -343,6 +343,19 @@ int bfs_alloc_bucket_get(struct bfs_alloc *a, u64 bucket)
 	return ret;
 }
 
+bool bfs_alloc_bucket_in_use(struct bfs_alloc *a, u64 bucket)
+{
+	u64 first, nr;
+	bool used;
+
+	if (!bucket_slots(a, bucket, &first, &nr))
+		return false;
+	bfs_mutex_lock(&a->lock);
+	used = !bucket_is_free_locked(a, first, nr);
+	bfs_mutex_unlock(&a->lock);
+	return used;
+}
+
 void bfs_alloc_bucket_put(struct bfs_alloc *a, u64 bucket)
 {
 	u64 first, nr;

@@ -142,8 +142,13 @@ static int replay_apply(struct bfs_core *c, struct replay_state *r)
 				ret = bfs_core_stash_key(c, e->btree_id, k, seq);
 			}
 			STAT_INC(c, replayed_keys);
-			if (ret)
+			if (ret) {
+				/* the open fails: say where (ENOSPC: no node slot for a split) */
+				bfs_err("journal seq %llu: cannot replay a key into btree %s: %s",
+					(unsigned long long)seq, bfs_btree_id_name(e->btree_id),
+					strerror(-ret));
 				break;
+			}
 		}
 		if (!ret && !bfs_jset_keys_done(e, k)) {
 			bfs_err("journal seq %llu: invalid key for btree %s: (overruns the entry)",
@@ -261,10 +266,11 @@ int bfs_core_journal_start(struct bfs_core *c, u64 clean_seq, bool replay,
 	}
 	if (!ret)
 		ret = load_roots(c, r.roots, r.have_root);
-	if (!ret && c->opts.space_init)
-		ret = c->opts.space_init(c->opts.space_ctx, c);
+	/* the replayed keys first: space_init may then mark what holds data once replay ends */
 	if (!ret && c->opts.space_replay_key)
 		ret = replay_space(c, &r);
+	if (!ret && c->opts.space_init)
+		ret = c->opts.space_init(c->opts.space_ctx, c);
 	if (!ret && r.entries) {
 		bfs_info("replaying %llu journal entries", (unsigned long long)r.entries);
 		bfs_commit_lock(c);

@@ -634,40 +634,133 @@ int bfs_data_alloc_setup(struct bfs_fs_data *d)
 	return 0;
 }
 
-/* before replay: take bucket @b away from the metadata allocator */
-static void premark(struct bfs_fs_data *d, u64 b)
+/*
+ * Bucket @b holds data when replay ends, but nodes of the btrees just loaded
+ * are in it already.  No crash leaves that (a node's slot goes back to data
+ * only once no root on disk reaches it), so something is wrong - unless the
+ * alloc key is, which the extents counted after replay tell
+ * (bfs_data_alloc_init() calls the bucket shared only if they point into
+ * it).  Until then its free slots are held, so replay's splits do not land
+ * on what may be data.
+ */
+static int hold_free_slots(struct bfs_fs_data *d, u64 b)
 {
-	if (!bfs_data_bucket_valid(d, b) || d->b[b].premarked)
-		return;
-	d->b[b].premarked = true;
-	if (bfs_alloc_bucket_get(d->a, b))
-		mark_shared(d, b);
+	u64 off;
+
+	bfs_log(BFS_LOG_DEBUG, "data: bucket %" PRIu64 " holds data by its alloc key and btree "
+		"nodes before replay: the replayed extents decide", b);
+	d->b[b].premark_nodes = true;
+	for (off = b * d->bucket_size; off < (b + 1) * d->bucket_size; off += d->node_size) {
+		if (d->nr_held_slots == d->cap_held_slots) {
+			size_t cap = d->cap_held_slots ? d->cap_held_slots * 2 : 64;
+			u64 *n = bfs_realloc(d->held_slots, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			d->held_slots = n;
+			d->cap_held_slots = cap;
+		}
+		if (!bfs_alloc_mark_used(d->a, off))
+			d->held_slots[d->nr_held_slots++] = off;
+	}
+	return 0;
 }
 
+/* after replay: give the held slots back, but for buckets found shared */
+static void release_held_slots(struct bfs_fs_data *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr_held_slots; i++) {
+		u64 b = bfs_data_bucket_of(d, d->held_slots[i]);
+
+		if (!d->b[b].shared)
+			bfs_alloc_free_now(d->a, d->held_slots[i]);
+		d->b[b].premark_nodes = false;
+	}
+	bfs_free(d->held_slots);
+	d->held_slots = NULL;
+	d->nr_held_slots = d->cap_held_slots = 0;
+}
+
+/* before replay: take bucket @b away from the metadata allocator */
+static int premark(struct bfs_fs_data *d, u64 b)
+{
+	if (!bfs_data_bucket_valid(d, b) || d->b[b].premarked || d->b[b].premark_nodes)
+		return 0;
+	if (bfs_alloc_bucket_get(d->a, b))
+		return hold_free_slots(d, b);
+	d->b[b].premarked = true;
+	return 0;
+}
+
+static bool alloc_says_data(const struct bfs_bkey *k)
+{
+	const struct bfs_alloc_v *v = (const struct bfs_alloc_v *)k->v;
+
+	return v->data_type != BFS_BUCKET_FREE || le64_to_cpu(v->live_sectors);
+}
+
+/*
+ * Before replay, once every replayed alloc key has been seen
+ * (bfs_data_premark_key()): take each bucket that holds data when replay
+ * ends - by the last alloc key replayed for it, or by the committed one if
+ * no key replays it.  A bucket that held data only part way through the
+ * journal window is not taken: nothing is written during replay, and what
+ * its splits put there is the filesystem once replay has ended.  Such a
+ * bucket may even hold nodes of the loaded trees: a checkpoint that did not
+ * finish links nodes with in-place writes (a parent's new bset) that went
+ * into a bucket emptied since the last finished one, while the alloc keys
+ * saying so are in nodes only its new roots reach.  (Taking them was wrong
+ * twice: the open called such a bucket shared, and a full filesystem was
+ * left without the node slots its replay needed: the open failed, ENOSPC.)
+ */
 int bfs_data_premark_committed(struct bfs_fs_data *d)
 {
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
-	int ret;
+	u64 b;
+	int ret, err = 0;
 
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_ALLOC, BFS_POS_MIN, BFS_ITER_PREFETCH);
-	for_each_btree_key(&it, k, ret)
-		bfs_data_premark_key(d, k);
+	for_each_btree_key(&it, k, ret) {
+		b = le64_to_cpu(k->inode);
+		if (k->type == BFS_KEY_ALLOC && bfs_bkey_val_u64s(k) >= BFS_ALLOC_VAL_U64S &&
+		    bfs_data_bucket_valid(d, b) && alloc_says_data(k))
+			d->b[b].replayed |= BUCKET_COMMITTED_DATA;
+	}
 	bfs_btree_iter_exit(&it);
+	for (b = d->first_bucket; b < d->nbuckets; b++) {
+		u8 r = d->b[b].replayed;
+		bool data = r & BUCKET_REPLAYED ? r & BUCKET_REPLAYED_DATA : r & BUCKET_COMMITTED_DATA;
+
+		d->b[b].replayed = 0;
+		/* data may be here: conservative until the extents are counted after replay */
+		if (data && !err)
+			err = premark(d, b);
+		else if ((r & (BUCKET_COMMITTED_DATA | BUCKET_REPLAYED_DATA_ONCE)) &&
+			 bfs_alloc_bucket_in_use(d->a, b))
+			bfs_log(BFS_LOG_DEBUG, "data: bucket %" PRIu64 ": btree nodes are in it before "
+				"replay, and the replay leaves it without data", b);
+	}
 	if (ret == -EUCLEAN && bfs_core_is_read_only(d->c))
 		ret = 0;	/* bfs_fs_data_init() says more */
-	return ret;
+	return ret ? ret : err;
 }
 
 void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k)
 {
-	const struct bfs_alloc_v *v = (const struct bfs_alloc_v *)k->v;
+	u64 b = le64_to_cpu(k->inode);
+	u8 *r;
 
-	if (k->type != BFS_KEY_ALLOC || bfs_bkey_val_u64s(k) < BFS_ALLOC_VAL_U64S)
+	if (k->type != BFS_KEY_ALLOC || bfs_bkey_val_u64s(k) < BFS_ALLOC_VAL_U64S ||
+	    !bfs_data_bucket_valid(d, b))
 		return;
-	/* data may be here: conservative until the extents are counted after replay */
-	if (v->data_type != BFS_BUCKET_FREE || le64_to_cpu(v->live_sectors))
-		premark(d, le64_to_cpu(k->inode));
+	/* keys come in journal order: the last one is what replay leaves */
+	r = &d->b[b].replayed;
+	*r = (u8)((*r & ~BUCKET_REPLAYED_DATA) | BUCKET_REPLAYED);
+	if (alloc_says_data(k))
+		*r |= BUCKET_REPLAYED_DATA | BUCKET_REPLAYED_DATA_ONCE;
 }
 
 int bfs_data_alloc_init(struct bfs_fs_data *d)
@@ -687,8 +780,11 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 			if (stored[b]) {
 				d->b[b].data = true;
 				d->nr_data_buckets++;
+				if (d->b[b].premark_nodes)
+					mark_shared(d, b);
 			}
 		}
+		release_held_slots(d);
 		bfs_free(stored);
 		return 0;
 	}
@@ -715,9 +811,11 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 		}
 		bk->data = true;
 		d->nr_data_buckets++;
+		/* premark_nodes: btree nodes in it since before replay, and data after it */
 		if (!premarked && bfs_alloc_bucket_get(d->a, b))
 			mark_shared(d, b);
 	}
+	release_held_slots(d);
 	bfs_free(stored);
 	return ret;
 }
@@ -758,5 +856,7 @@ void bfs_data_alloc_exit(struct bfs_fs_data *d)
 	bfs_mutex_destroy(&d->gc_lock);
 	bfs_free(d->b);
 	bfs_free(d->pending);
+	bfs_free(d->held_slots);
+	d->held_slots = NULL;
 	d->b = NULL;
 }

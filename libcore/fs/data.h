@@ -28,9 +28,19 @@ struct bfs_bucket {
 	bool	pending_free;	/* emptied; reusable once that is durable */
 	bool	shared;		/* btree nodes found in it at open: never released */
 	bool	premarked;	/* open: taken from the metadata allocator before replay */
+	bool	premark_nodes;	/* open: btree nodes were in it before replay; replay decides */
+	u8	replayed;	/* open, before replay: what its alloc keys say (BUCKET_*) */
 	u32	inflight;	/* chunks written into it, not committed yet */
 	u32	committing;	/* data commits with a delta for it, not returned yet */
 	u64	live;		/* sectors of extents pointing into it, as applied */
+};
+
+/* struct bfs_bucket replayed */
+enum {
+	BUCKET_REPLAYED		= 1,	/* a replayed alloc key for it, */
+	BUCKET_REPLAYED_DATA	= 2,	/* the last of which says data */
+	BUCKET_REPLAYED_DATA_ONCE = 4,	/* one of them said data */
+	BUCKET_COMMITTED_DATA	= 8,	/* the committed alloc btree says data */
 };
 
 struct bfs_fs_data {
@@ -61,6 +71,9 @@ struct bfs_fs_data {
 	bool	discarding;		/* a release is discarding its batch (-o discard) */
 	u64	nr_data_buckets;
 	u64	fence;			/* 0, or: buckets from here on are never handed out (shrink) */
+	/* open: free slots of premark_nodes buckets, held away from replay's splits */
+	u64	*held_slots;
+	size_t	nr_held_slots, cap_held_slots;
 };
 
 /* one chunk as written to the device, before its key is committed */
@@ -128,8 +141,10 @@ void bfs_data_options_load(struct bfs_fs_data *d, const struct bfs_sb *sb);
 /* the bucket table and locks (geometry already in @d) */
 int bfs_data_alloc_setup(struct bfs_fs_data *d);
 /*
- * Before replay (core space hooks): take every bucket the committed alloc
- * btree, or an alloc key about to be replayed, says may hold data.
+ * Before replay (core space hooks, every replayed key first): take every
+ * bucket that holds data at the end of the replay by the last alloc key
+ * replayed for it, or else the committed one (one that btree nodes already
+ * use: its free slots, until the replayed extents say).
  */
 int bfs_data_premark_committed(struct bfs_fs_data *d);
 void bfs_data_premark_key(struct bfs_fs_data *d, const struct bfs_bkey *k);

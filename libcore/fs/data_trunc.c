@@ -298,7 +298,8 @@ int bfs_fs_data_truncate(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_inod
 		ret = op_punch(&op, &start, UINT64_MAX);
 		if (ret || start == UINT64_MAX)
 			break;
-		ret = op_next(&op, false);
+		/* the old size still, and the sectors this batch leaves (a crash here: fsck agrees) */
+		ret = op_next(&op, true);
 	}
 	if (!ret) {
 		tmp.size = new_size;

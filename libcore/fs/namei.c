@@ -253,6 +253,7 @@ static int remove_name(struct bfs_fs *fs, u64 dir, const char *name, size_t len,
 	struct bfs_ns_inode d, inode;
 	struct bfs_dirent_ref de, de2;
 	struct bfs_trans *t = NULL;
+	bool free_after = false;
 	s64 now;
 	int ret;
 
@@ -325,9 +326,13 @@ again:
 		ret = bfs_ns_inode_write(t, &d);
 	if (!ret)
 		ret = inode.i.nlink ? bfs_ns_inode_write(t, &inode) :
-				      bfs_ns_inode_unlinked(fs, t, &inode);
+				      bfs_ns_inode_unlinked(fs, t, &inode, &free_after);
 	if (!ret)
 		ret = bfs_trans_commit(t, NULL);
+	bfs_trans_end(t);
+	t = NULL;
+	if (!ret && free_after)
+		ret = bfs_ns_inode_free_unlinked(fs, inode.i.ino);
 out:
 	bfs_trans_end(t);
 	bfs_inode_unlock2(fs, dir, de.ino);

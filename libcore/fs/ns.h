@@ -140,9 +140,16 @@ void bfs_open_inodes_exit(struct bfs_fs *fs);
 u64 bfs_open_count(struct bfs_fs *fs, u64 ino);
 /*
  * @inode's link count reached zero in @t: keep it as an orphan while it is
- * open, else queue its deletion.
+ * open, else queue its deletion.  A regular file with data becomes an
+ * orphan too (its extents are deleted in commits of their own, which must
+ * not come before @t: a crash would leave the file linked and its data
+ * gone), and *@free_after says so: once @t is committed, the caller frees
+ * it with bfs_ns_inode_free_unlinked(), still holding its lock.
  */
-int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode);
+int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode,
+			  bool *free_after);
+/* free unlinked inode @ino if nobody holds it open (the caller holds its lock) */
+int bfs_ns_inode_free_unlinked(struct bfs_fs *fs, u64 ino);
 /* free the orphans a crash left behind (open, read-write) */
 int bfs_orphans_recover(struct bfs_fs *fs);
 /* free unlinked inodes still open at close */

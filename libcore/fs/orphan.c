@@ -131,6 +131,17 @@ static int free_unlinked(struct bfs_fs *fs, u64 ino)
 	return bfs_ns_commit(t);
 }
 
+int bfs_ns_inode_free_unlinked(struct bfs_fs *fs, u64 ino)
+{
+	int ret = bfs_open_count(fs, ino) ? 0 : free_unlinked(fs, ino);
+
+	/* the name is gone already: the orphan stays for the next open to free */
+	if (ret)
+		bfs_warn("inode %llu: unlinked, freeing its data failed (error %d): the next "
+			 "read-write open frees it", (unsigned long long)ino, ret);
+	return 0;
+}
+
 /*
  * Drop @n references.  More than are held (a caller's miscount) drops them
  * all and says -EINVAL: the inode is then freed if unlinked, as it would be
@@ -178,13 +189,18 @@ int bfs_fs_inode_forget(struct bfs_fs *fs, u64 ino, u64 n)
 	return n ? inode_put(fs, ino, n) : 0;
 }
 
-int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode)
+int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode,
+			  bool *free_after)
 {
 	struct bfs_bkey k;
 	int ret;
 
-	if (!bfs_open_count(fs, inode->i.ino))
-		return bfs_ns_inode_delete(fs, t, inode);
+	*free_after = false;
+	if (!bfs_open_count(fs, inode->i.ino)) {
+		if (!S_ISREG(inode->i.mode) || !inode->i.sectors)
+			return bfs_ns_inode_delete(fs, t, inode);
+		*free_after = true;
+	}
 	ret = bfs_ns_inode_write(t, inode);
 	if (ret)
 		return ret;

@@ -77,7 +77,7 @@ static int do_rename(struct rename_ctx *r, u64 olddir, const char *oldname, size
 	struct bfs_fs *fs = r->fs;
 	struct bfs_ns_inode *od, *nd, *si, *ti = NULL;
 	struct bfs_trans *t = NULL;
-	bool exchange = flags & BFS_RENAME_EXCHANGE;
+	bool exchange = flags & BFS_RENAME_EXCHANGE, free_after = false;
 	u64 newslot = 0;
 	s64 now;
 	unsigned i;
@@ -200,13 +200,16 @@ static int do_rename(struct rename_ctx *r, u64 olddir, const char *oldname, size
 	}
 	for (i = 0; i < r->nr && !ret; i++) {
 		if (&r->tab[i] == ti && !exchange && !ti->i.nlink)
-			ret = bfs_ns_inode_unlinked(fs, t, ti);
+			ret = bfs_ns_inode_unlinked(fs, t, ti, &free_after);
 		else
 			ret = bfs_ns_inode_write(t, &r->tab[i]);
 	}
 	if (!ret)
 		ret = bfs_trans_commit(t, NULL);
 	bfs_trans_end(t);
+	/* the replaced file, an orphan now (its inode lock is still held) */
+	if (!ret && free_after)
+		ret = bfs_ns_inode_free_unlinked(fs, ti->i.ino);
 	return ret;
 }
 

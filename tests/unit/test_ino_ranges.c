@@ -20,10 +20,12 @@
  * counter back to just past the highest number in use (the unused rest of
  * the ranges given back).
  *
- * Environment: BFS_CRASH_INO_FILES (per thread, default 300), BFS_CRASH_SEED
- * and the crash_states.h variables.
+ * Environment: BFS_CRASH_INO_FILES (per thread, default 300), BFS_CRASH_SEED,
+ * BFS_CRASH_INO_MIB (the device, default 64) and the crash_states.h
+ * variables.
  */
 #include "crash_states.h"
+#include "tu.h"
 #include "unit.h"
 
 #include <bfs/fs.h>
@@ -59,8 +61,11 @@ static void *create_files(void *arg)
 
 	for (i = 0; i < cr->nr; i++) {
 		snprintf(name, sizeof(name), "%s%u", cr->prefix, i);
-		ck_assert_int_eq(bfs_fs_mknod(cr->fs, cr->dir, name, strlen(name), S_IFREG | 0644, 0,
-					      &creds, &st), 0);
+		int ret = bfs_fs_mknod(cr->fs, cr->dir, name, strlen(name), S_IFREG | 0644, 0, &creds,
+				       &st);
+
+		/* the library's last error says why (tu.c's hook keeps it) */
+		ck_assert_msg(!ret, "create %s: %d (%s)", name, ret, tu_last_err);
 		cr->inos[i] = st.ino;
 		if (cr->fsync_every && i % cr->fsync_every == cr->fsync_every - 1)
 			ck_assert_int_eq(bfs_fs_fsync(cr->fs, st.ino, false), 0);
@@ -163,7 +168,7 @@ static bool check_state(void *ctx, struct bfs_dev *img, struct crash_marks mk, c
 	(void)mk;
 	ret = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
 	if (ret) {
-		snprintf(why, 512, "open failed: %s", strerror(-ret));
+		snprintf(why, 512, "open failed: %s (%s)", strerror(-ret), tu_last_err);
 		return false;
 	}
 	for (t = 0; t < THREADS && !ret; t++) {
@@ -247,7 +252,7 @@ START_TEST(test_ino_crash)
 {
 	struct run r = { .nr = (u32)crash_env_u64("BFS_CRASH_INO_FILES", 300) };
 	char *logpath = bfs_unit_tmpfile("crash-ino-log");
-	struct bfs_dev *dev = fresh_fs(64 * MiB), *base;
+	struct bfs_dev *dev = fresh_fs(crash_env_u64("BFS_CRASH_INO_MIB", 64) * MiB), *base;
 	struct bfs_creds creds = { 0, 0 };
 	struct creator cr[THREADS];
 	struct bfs_stat st;
@@ -255,6 +260,7 @@ START_TEST(test_ino_crash)
 	char name[8];
 	int t;
 
+	tu_log_reset();
 	ck_assert_int_eq(bfs_fs_open(dev, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 	for (t = 0; t < THREADS; t++) {
 		snprintf(name, sizeof(name), "d%d", t);
@@ -328,6 +334,7 @@ START_TEST(test_ino_reopen)
 	struct bfs_stat st;
 	struct bfs_fs *fs;
 
+	tu_log_reset();
 	/* this thread reserves a range in A, then A is gone */
 	ck_assert_int_eq(bfs_fs_open(a, &(struct bfs_fs_opts){ 0 }, &fs), 0);
 	ck_assert_int_eq(bfs_fs_mknod(fs, BFS_ROOT_INO, "a", 1, S_IFREG | 0644, 0, &creds, &st), 0);
