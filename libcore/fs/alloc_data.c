@@ -564,7 +564,8 @@ static int load_alloc(struct bfs_fs_data *d, u64 *stored_live)
 			bfs_warn("data: alloc key for bucket %" PRIu64 " outside the device", b);
 			continue;
 		}
-		d->b[b].gen = le32_to_cpu(v->gen);
+		if (d->b[b].gen != le32_to_cpu(v->gen))
+			d->b[b].gen = le32_to_cpu(v->gen);
 		stored_live[b] = le64_to_cpu(v->live_sectors);
 	}
 	bfs_btree_iter_exit(&it);
@@ -821,7 +822,8 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 		struct bfs_bucket *bk = &d->b[b];
 		bool premarked = bk->premarked;
 
-		bk->premarked = false;
+		if (premarked)
+			bk->premarked = false;	/* not written otherwise: see bfs_data_table_alloc() */
 		if (bk->live != stored[b])
 			bfs_warn("data: bucket %" PRIu64 " has %" PRIu64 " live sectors, alloc key says %"
 				 PRIu64, b, bk->live, stored[b]);
