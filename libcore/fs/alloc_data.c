@@ -627,16 +627,22 @@ static void mark_shared(struct bfs_fs_data *d, u64 b)
  * fsck and the tools every bucket without data) cost no resident memory,
  * where calloc() may hand back heap pages it has to clear, all of them.
  */
+static size_t table_bytes(u64 nbuckets)
+{
+	/* a mapping cannot be empty */
+	return (size_t)BFS_MAX(nbuckets, (u64)1) * sizeof(struct bfs_bucket);
+}
+
 struct bfs_bucket *bfs_data_table_alloc(u64 nbuckets)
 {
-	if (!nbuckets || nbuckets > SIZE_MAX / sizeof(struct bfs_bucket))
+	if (nbuckets > SIZE_MAX / sizeof(struct bfs_bucket))
 		return NULL;
-	return bfs_map_anon(nbuckets * sizeof(struct bfs_bucket));
+	return bfs_map_anon(table_bytes(nbuckets));
 }
 
 void bfs_data_table_free(struct bfs_bucket *b, u64 nbuckets)
 {
-	bfs_unmap(b, nbuckets * sizeof(*b));
+	bfs_unmap(b, table_bytes(nbuckets));
 }
 
 int bfs_data_alloc_setup(struct bfs_fs_data *d)
