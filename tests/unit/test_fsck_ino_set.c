@@ -189,6 +189,8 @@ static Suite *suite(void)
 	Suite *s = suite_create("fsck_ino_set");
 	TCase *tc = tcase_create("ino_set");
 
+	/* a second of CPU, but a loaded machine (and ASan) stretches the wall time */
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_in_order);
 	tcase_add_test(tc, test_late);
 	tcase_add_test(tc, test_find_while_filling);
