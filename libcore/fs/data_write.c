@@ -29,14 +29,17 @@ static bool gc_progress(struct data_update *u, bool freed, bool busy)
 	return (freed || busy) && u->gc_tries < GC_MAX_TRIES;
 }
 
-/* queue chunk @ch as extent [cs, ce) (bytes) of @ino; on error its space is given up */
+/*
+ * queue chunk @ch as extent [cs, ce) (bytes) of @ino (@fresh: no extent
+ * there to account); on error its space is given up
+ */
 static int queue_chunk(struct bfs_fs_data *d, struct data_update *u, u64 ino, u64 cs, u64 ce,
-		       const struct data_chunk *ch)
+		       const struct data_chunk *ch, bool fresh)
 {
 	u64 kbuf[EXTENT_KEY_U64S], s = cs >> BFS_SECTOR_SHIFT, e = ce >> BFS_SECTOR_SHIFT;
 	int ret;
 
-	ret = data_account_overwrite(d, u, ino, s, e);
+	ret = fresh ? 0 : data_account_overwrite(d, u, ino, s, e);
 	if (!ret)
 		ret = bfs_trans_update(u->t, BFS_BTREE_EXTENTS,
 				       bfs_extent_key(kbuf, ino, s, e, ch, d->csum_type, 0));
@@ -206,7 +209,7 @@ static int plan_buffered(struct bfs_fs_data *d, struct write_plan *p, const u8 *
 static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 		       struct write_plan *p, size_t *done)
 {
-	bool unlock = u->unlock_fs && !u->nr && p->nr_io && !p->merged;
+	bool unlock = u->unlock_fs && !u->nr && p->nr_io && !p->merged, fresh = false;
 	unsigned i;
 	int ret = 0;
 
@@ -224,6 +227,14 @@ static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 		bfs_inode_lock_raw(u->unlock_fs, ino);
 		u->relocked = true;
 	}
+	/*
+	 * Appended chunks have nothing to overwrite: one scan of the batch's
+	 * range (its chunks are consecutive in file order) instead of a lookup
+	 * per chunk, which was a sixth of an in-process append's instructions
+	 */
+	if (p->nr > 1)
+		fresh = !data_range_has_extents(d, ino, p->c[0].cs >> BFS_SECTOR_SHIFT,
+						p->c[p->nr - 1].ce >> BFS_SECTOR_SHIFT);
 	for (i = 0; i < p->nr; i++) {
 		struct plan_chunk *c = &p->c[i];
 
@@ -234,7 +245,7 @@ static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 			continue;
 		}
 		/* on error queue_chunk() gives this chunk's space up itself */
-		ret = queue_chunk(d, u, ino, c->cs, c->ce, &c->ch);
+		ret = queue_chunk(d, u, ino, c->cs, c->ce, &c->ch, fresh);
 		if (!ret)
 			*done += c->user;
 	}
