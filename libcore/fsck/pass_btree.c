@@ -4,9 +4,9 @@
  *
  * Check: the core is opened read-only in salvage mode (replaying the
  * journal in memory; a damaged btree does not stop the open; pass 1a may
- * have opened it already, fsck_btree_open_first(); with -y the filesystem
- * layer's space hooks run too, so that pass 2 can make this same core
- * writable: fs_check.h, struct fsck_early) and every
+ * have opened it already, fsck_btree_open_first(); the filesystem layer's
+ * space hooks run too, so that pass 2 goes on with this same core, made
+ * writable for -y: fs_check.h, struct fsck_early) and every
  * btree is checked completely (bfs_btree_check: node checksums and
  * contents, child pointers, ranges tiling their parent, key order).  Each
  * problem is one finding with its location.
@@ -139,8 +139,8 @@ int fsck_btree_open_first(struct bfs_fsck *f)
 	f->early = fsck_early_new(f);
 	if (!f->early)
 		return 0;
-	if (!fsck_fs_read_only(f))
-		fsck_early_prepare(f->early, &opts);
+	/* pass 2 goes on with this core, with -n too: it replays as a mount does */
+	fsck_early_prepare(f->early, &opts);
 	/* as pass 1 opens with a sound journal (open_core()), the findings counted */
 	opts.read_only = true;
 	opts.salvage = true;
@@ -426,8 +426,8 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	} else {
 		fsck_early_free(f->early);
 		f->early = fsck_early_new(f);
-		/* pass 2 writes: this open is to become its writable one (one open) */
-		if (f->early && !fsck_fs_read_only(f))
+		/* this open is to become pass 2's, writable or not (one open) */
+		if (f->early)
 			fsck_early_prepare(f->early, &opts);
 		ret = open_core(f, false, &opts, &c);
 	}
@@ -461,15 +461,20 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 			}
 		/*
 		 * Pass 2 goes on with this open (one replay, one cache), made
-		 * writable for -y.  A read-only pass 2 does so only if the replay
-		 * applied no key: a read-only pass 1 core did not know the data
-		 * buckets (no space hooks), so a node its replay split may sit (in
-		 * memory) in a bucket of file data, which pass 2 would report as
-		 * shared.  Pass 2's own open replays with the data buckets known.
-		 * A writable pass 1 open was made with the hooks.
+		 * writable for -y.  The open ran the filesystem layer's space
+		 * hooks (fsck_early_prepare()), so its replay placed split nodes
+		 * as a mount's does, never in a bucket of file data (which pass
+		 * 2 would report as shared with btree nodes).  If a hook failed,
+		 * a read-only pass 2 may still take the core as long as the
+		 * replay applied no key (no node was placed); else it opens for
+		 * itself.
 		 */
-		if (f->early && ((fsck_fs_read_only(f) && !replayed_keys(c)) ||
-				 fsck_early_writable(f->early))) {
+		if (f->early && fsck_early_prepared(f->early)) {
+			f->early->core = c;
+			return 0;
+		}
+		if (f->early && fsck_fs_read_only(f) && !replayed_keys(c)) {
+			fsck_early_unprepare(f->early);
 			f->early->core = c;
 			return 0;
 		}

@@ -816,9 +816,12 @@ START_TEST(test_orphan_at_crash)
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 
+	opens = bfs_core_open_count();
 	rc = run_fsck(copy, BFS_FSCK_MODE_NO, false, &s);
 	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -n: exit %d, %u problems (first %s)", rc,
 		      s.nr, s.nr ? bfs_problem_name(s.r[0].code) : "-");
+	/* the replay applies keys (the orphan): pass 2 still goes on with pass 1's open */
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
 	opens = bfs_core_open_count();
 	rc = run_fsck(copy, BFS_FSCK_MODE_YES, false, &s);
 	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -y: exit %d, %u problems (first %s)", rc,
@@ -864,13 +867,19 @@ START_TEST(test_attach_read_only)
 }
 END_TEST
 
-/* fsck -y (-p too) opens the filesystem once: pass 1's read-only core becomes pass 2's */
+/*
+ * fsck opens the filesystem once in every mode: pass 1's read-only core
+ * becomes pass 2's (made writable for -y, -p).  After a crash too: pass
+ * 1's open replays with the data layer's space hooks, as a mount's, and
+ * -n writes nothing.
+ */
 static void one_open(enum bfs_fsck_mode mode)
 {
-	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy;
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy, *before;
 	struct bfs_fs *fs = fs_open(dev);
 	struct bfs_creds cr = { 0, 0 };
 	struct bfs_stat dir, st;
+	bool writes = mode != BFS_FSCK_MODE_NO;
 	u64 ino[40], opens;
 	struct seen s;
 	char name[16];
@@ -896,13 +905,25 @@ static void one_open(enum bfs_fsck_mode mode)
 	ck_assert_int_eq(bfs_fs_sync(fs), 0);
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(copy, &before), 0);
 	opens = bfs_core_open_count();
 	rc = run_fsck(copy, mode, false, &s);
-	ck_assert_msg(rc == BFS_FSCK_CORRECTED && s.nr == 1, "crash: exit %d, %u problems", rc, s.nr);
+	ck_assert_msg(rc == (writes ? BFS_FSCK_CORRECTED : BFS_FSCK_UNCORRECTED) && s.nr == 1,
+		      "crash: exit %d, %u problems", rc, s.nr);
 	ck_assert_int_eq(s.r[0].code, PR_INODE_NLINK);
-	ck_assert(s.r[0].fixed);
+	ck_assert(s.r[0].fixed == writes);
 	ck_assert_uint_eq(s.r[0].inode, ino[7]);
 	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
+	if (!writes) {
+		/* the replay, and its split nodes, were in memory only */
+		ck_assert_uint_eq(bfs_dev_size(copy), bfs_dev_size(before));
+		ck_assert(!memcmp(bfs_dev_mem(copy), bfs_dev_mem(before), bfs_dev_size(copy)));
+		bfs_dev_close(before);
+		bfs_dev_close(copy);
+		bfs_dev_close(dev);
+		return;
+	}
+	bfs_dev_close(before);
 	/* what was replayed, repaired and checkpointed through that one open is on the device */
 	opens = bfs_core_open_count();
 	check_clean(copy);
@@ -916,6 +937,12 @@ static void one_open(enum bfs_fsck_mode mode)
 	bfs_dev_close(copy);
 	bfs_dev_close(dev);
 }
+
+START_TEST(test_one_open_no)
+{
+	one_open(BFS_FSCK_MODE_NO);
+}
+END_TEST
 
 START_TEST(test_one_open_yes)
 {
@@ -947,6 +974,7 @@ static Suite *fsck_fs_suite(void)
 	tcase_add_test(tc, test_orphan_at_crash);
 	tcase_add_test(tc, test_attach_read_only);
 	tcase_add_test(tc, test_one_open_yes);
+	tcase_add_test(tc, test_one_open_no);
 	tcase_add_test(tc, test_one_open_preen);
 	tcase_add_test(tc, test_random_damage);
 	suite_add_tcase(s, tc);
