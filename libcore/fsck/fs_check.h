@@ -218,6 +218,8 @@ enum bfs_problem_code fsck_dirent_state(struct fs_check *fc, const struct bfs_bk
  */
 struct fsck_early {
 	struct bfs_core *opened;	/* pass 1a's open of pass 1's core, not checked yet */
+	char	*held;			/* its messages, held while pass 1a decides */
+	size_t	held_len;
 	struct bfs_core *core;	/* pass 1's read-only open, for pass 2's */
 	/*
 	 * the filesystem layer whose space hooks pass 1's open ran
@@ -233,6 +235,9 @@ struct fsck_early {
 	u64	max_ino;	/* bfs_fs_key_max_ino() of every key */
 	bool	max_ok;		/* max_ino covers every key pass 2 will see */
 	bool	tables_ok;	/* fc holds what pass 2's two sweeps would */
+	/* pass 2 writable: each data bucket's live sectors (bfs_fs_opts.known_live) */
+	struct bfs_bucket_live *live;
+	bool	live_ok;	/* live holds what the open's sweep would count */
 };
 
 /* pass 2 opens the filesystem read-only (-n, or a damaged journal left as it is) */

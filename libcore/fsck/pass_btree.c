@@ -118,21 +118,41 @@ static void hold(enum bfs_log_level level, const char *msg, void *ctx)
 	h->len += n;
 }
 
-static void count_finding(void *ctx, const struct bfs_finding *fd)
+/* what the open said, said now, as pass 1's own open would have */
+static void say_held(char *buf, size_t len)
 {
-	(void)fd;
-	++*(unsigned *)ctx;
-}
-
-int fsck_btree_open_first(struct bfs_fsck *f)
-{
-	struct bfs_core_opts opts = { 0 };
-	struct held_log held = { 0 };
-	unsigned findings = 0;
-	struct bfs_core *c;
 	bfs_log_fn hook;
 	void *hook_ctx;
 	size_t i;
+
+	bfs_log_get_hook(&hook, &hook_ctx);
+	for (i = 0; hook && i < len; i += strlen(buf + i + 1) + 2)
+		hook((enum bfs_log_level)buf[i], buf + i + 1, hook_ctx);
+	bfs_free(buf);
+}
+
+struct first_findings {
+	bfs_finding_fn fn;
+	void	*ctx;
+	unsigned nr;
+};
+
+static void first_finding(void *ctx, const struct bfs_finding *fd)
+{
+	struct first_findings *ff = ctx;
+
+	ff->nr++;
+	ff->fn(ff->ctx, fd);
+}
+
+int fsck_btree_open_first(struct bfs_fsck *f, bfs_finding_fn fn, void *ctx)
+{
+	struct bfs_core_opts opts = { 0 };
+	struct held_log held = { 0 };
+	struct first_findings ff = { .fn = fn, .ctx = ctx };
+	struct bfs_core *c;
+	bfs_log_fn hook;
+	void *hook_ctx;
 	int ret;
 
 	fsck_early_free(f->early);
@@ -141,17 +161,23 @@ int fsck_btree_open_first(struct bfs_fsck *f)
 		return 0;
 	/* pass 2 goes on with this core, with -n too: it replays as a mount does */
 	fsck_early_prepare(f->early, &opts);
-	/* as pass 1 opens with a sound journal (open_core()), the findings counted */
+	/*
+	 * As pass 1 opens (open_core()), with a sound journal or with one
+	 * whose damage is left as it is (salvage: the consistent prefix
+	 * replayed, which is all a sound journal is); the findings go to @fn,
+	 * as bfs_core_check_journal() would give them.
+	 */
 	opts.read_only = true;
 	opts.salvage = true;
+	opts.salvage_journal = true;
 	opts.cache_bytes = f->cache_bytes ?: 256 * MiB;
-	opts.journal_finding = count_finding;
-	opts.journal_finding_ctx = &findings;
+	opts.journal_finding = first_finding;
+	opts.journal_finding_ctx = &ff;
 	bfs_log_get_hook(&hook, &hook_ctx);
 	bfs_log_set_hook(hold, &held);
 	ret = bfs_core_open(f->dev, &opts, &c);
 	bfs_log_set_hook(hook, hook_ctx);
-	if (ret || findings || held.lost) {
+	if (ret || held.lost) {
 		/* pass 1a and 1 go their own ways, and say everything as they go */
 		if (!ret)
 			bfs_core_close(c);
@@ -160,12 +186,30 @@ int fsck_btree_open_first(struct bfs_fsck *f)
 		bfs_free(held.buf);
 		return 0;
 	}
-	/* what the open said, said now, as pass 1's own open would have */
-	for (i = 0; hook && i < held.len; i += strlen(held.buf + i + 1) + 2)
-		hook((enum bfs_log_level)held.buf[i], held.buf + i + 1, hook_ctx);
-	bfs_free(held.buf);
 	f->early->opened = c;
+	if (!ff.nr) {
+		say_held(held.buf, held.len);
+		return 1;
+	}
+	/* pass 1a decides first, then this open speaks (fsck_btree_open_keep()) */
+	f->early->held = held.buf;
+	f->early->held_len = held.len;
 	return 1;
+}
+
+void fsck_btree_open_keep(struct bfs_fsck *f)
+{
+	if (!f->early || !f->early->opened)
+		return;
+	say_held(f->early->held, f->early->held_len);
+	f->early->held = NULL;
+	f->early->held_len = 0;
+}
+
+void fsck_btree_open_drop(struct bfs_fsck *f)
+{
+	fsck_early_free(f->early);
+	f->early = NULL;
 }
 
 /* ---- the node scan and what it protects ---- */
@@ -418,8 +462,8 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	unsigned id;
 	int ret;
 
-	if (f->early && f->early->opened && !f->journal_salvage) {
-		/* pass 1a's open, which read the journal and found it sound */
+	if (f->early && f->early->opened) {
+		/* pass 1a's open, which read the journal: sound, or its damage left as it is */
 		c = f->early->opened;
 		f->early->opened = NULL;
 		ret = 0;
