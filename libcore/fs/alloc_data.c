@@ -411,6 +411,22 @@ static int account_scan(struct bfs_fs_data *d, struct data_update *u, u64 ino, u
 	return ret;
 }
 
+int data_range_has_extents(struct bfs_fs_data *d, u64 ino, u64 start, u64 end)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret, found = 0;
+
+	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, start, 0), 0);
+	for_each_btree_key(&it, k, ret) {
+		/* extents do not overlap: the first one ending after start decides */
+		found = le64_to_cpu(k->inode) == ino && bfs_bkey_start(k) < end;
+		break;
+	}
+	bfs_btree_iter_exit(&it);
+	return ret ? ret : found;
+}
+
 /*
  * An overwrite of written data (the common case: a random write into a
  * file laid out before) finds each old extent with a point lookup, which
