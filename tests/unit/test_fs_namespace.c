@@ -1288,6 +1288,40 @@ END_TEST
 
 /* ---- xattrs ---- */
 
+/*
+ * bfs_fs_has_caps(): kept in memory for an open inode, so every change of
+ * its xattrs (set, replace, remove, a failed create) must be seen by the
+ * next call, and a closed inode is looked up afresh.
+ */
+START_TEST(test_has_caps)
+{
+	u64 f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644), g = mk(BFS_ROOT_INO, "g", S_IFREG | 0644);
+
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.capability", "c", 1, 0), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, g), 0);	/* per inode */
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.capability", "d", 1,
+					 BFS_XATTR_CREATE), -EEXIST);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_removexattr(fs, f, "security.capability"), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	/* another name leaves the answer as it is */
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.selinux", "ctx", 3, 0), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.capability", "e", 1, 0), 0);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_removexattr(fs, f, "security.capability"), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, 999999), -ENOENT);
+}
+END_TEST
+
 START_TEST(test_xattrs)
 {
 	char list[256], val[64];
@@ -2137,6 +2171,7 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_acl);
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
+	tcase_add_test(tc, test_has_caps);
 	tcase_add_test(tc, test_xattr_64k_nodes);
 	tcase_add_test(tc, test_small_nodes);
 	tcase_add_test(tc, test_xattr_too_big_for_journal);
