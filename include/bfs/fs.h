@@ -287,6 +287,12 @@ ssize_t bfs_fs_getxattr(struct bfs_fs *fs, u64 ino, const char *name, void *valu
 /* NUL-separated names; size == 0 returns the size needed */
 ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size);
 int bfs_fs_removexattr(struct bfs_fs *fs, u64 ino, const char *name);
+/*
+ * 1 if @ino has a security.capability xattr, 0 if not, or an error: for a
+ * write path that drops it, cheap for an open inode (kept in memory with
+ * its open count, looked up again after any xattr change)
+ */
+int bfs_fs_has_caps(struct bfs_fs *fs, u64 ino);
 
 /*
  * POSIX ACLs (libcore/fs/acl.c), values in Linux's xattr form.  Permission
