@@ -125,15 +125,16 @@ void bfs_fuse_kill_notify(fuse_req_t req, u64 ino)
 int bfs_fuse_kill_caps(fuse_req_t req, u64 ino)
 {
 	struct bfs_fs *fs = fs_of(req);
-	ssize_t n;
 	int ret;
 
-	/* a lookup first: most files have none, and removing is a transaction */
-	n = bfs_fs_getxattr(fs, ino, BFS_XATTR_CAPS, NULL, 0);
-	if (n == -ENODATA)
-		return 0;
-	if (n < 0)
-		return (int)n;
+	/*
+	 * A check first: most files have none, and removing is a transaction.
+	 * Kept in memory for an open inode (bfs_fs_has_caps()), so a direct
+	 * write of a file without one does no xattr lookup.
+	 */
+	ret = bfs_fs_has_caps(fs, ino);
+	if (ret <= 0)
+		return ret;
 	ret = bfs_fs_removexattr(fs, ino, BFS_XATTR_CAPS);
 	return ret == -ENODATA ? 0 : ret;
 }

@@ -103,6 +103,15 @@ struct bfs_dev_io {
 };
 
 int bfs_dev_submit(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr);
+/*
+ * bfs_dev_submit() that runs @work(@arg) once, while the transfers are in
+ * flight where they go through io_uring (before them where they do not):
+ * CPU work that only reads the buffers being written, such as the
+ * checksums of the data, costs no time of its own next to the device's.
+ * Runs @work even if the batch fails.
+ */
+int bfs_dev_submit_during(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr,
+			  void (*work)(void *arg), void *arg);
 
 /* make all completed writes durable (fdatasync / BLKFLSBUF-free flush) */
 int bfs_dev_flush(struct bfs_dev *dev);

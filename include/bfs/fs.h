@@ -40,6 +40,12 @@ struct bfs_fs;
 #define BFS_ROOT_INO		1	/* as FUSE numbers the root */
 /* BFS_NAME_MAX, BFS_LINK_MAX, BFS_SYMLINK_MAX and the xattr limits: fs_format.h */
 
+/* one data bucket's live sectors, as a walk of the extents btree counted them */
+struct bfs_bucket_live {
+	u32	gen;		/* the generation every counted extent carries */
+	u32	sectors;	/* written, live sectors in the bucket */
+};
+
 struct bfs_fs_opts {
 	bool	read_only;	/* no writes at all, not even journal replay */
 	bool	no_replay;	/* damaged journal: open as of the last clean close */
@@ -81,9 +87,22 @@ struct bfs_fs_opts {
 	 * statfs's numbers are then what the alloc keys say
 	 */
 	bool	check_only;
+	/*
+	 * bfs_fs_attach_prepared() for fsck -y: every data bucket's live
+	 * sectors (the superblock's nbuckets entries, by bucket number), as
+	 * fsck's walk of the extents btree on this same core counted them
+	 * after replay, every extent pointing into [first_bucket, nbuckets)
+	 * and each bucket's extents of one generation.  A writable open takes
+	 * them instead of sweeping the extents btree again; if a bucket's
+	 * generation disagrees with its alloc key (stale pointers), it sweeps
+	 * after all, and names them.  NULL: the open counts for itself.
+	 */
+	const struct bfs_bucket_live *known_live;
 };
 
 int bfs_fs_open(struct bfs_dev *dev, const struct bfs_fs_opts *opts, struct bfs_fs **out);
+/* sweeps of the extents btree the opens made to count live sectors (tests: fsck's) */
+u64 bfs_fs_live_sweep_count(void);
 /*
  * The same on core @c, opened read-only already (fsck -n: pass 1's open,
  * whose journal replay and node cache pass 2 then shares); @opts (not
@@ -268,6 +287,12 @@ ssize_t bfs_fs_getxattr(struct bfs_fs *fs, u64 ino, const char *name, void *valu
 /* NUL-separated names; size == 0 returns the size needed */
 ssize_t bfs_fs_listxattr(struct bfs_fs *fs, u64 ino, char *list, size_t size);
 int bfs_fs_removexattr(struct bfs_fs *fs, u64 ino, const char *name);
+/*
+ * 1 if @ino has a security.capability xattr, 0 if not, or an error: for a
+ * write path that drops it, cheap for an open inode (kept in memory with
+ * its open count, looked up again after any xattr change)
+ */
+int bfs_fs_has_caps(struct bfs_fs *fs, u64 ino);
 
 /*
  * POSIX ACLs (libcore/fs/acl.c), values in Linux's xattr form.  Permission

@@ -411,6 +411,22 @@ static int account_scan(struct bfs_fs_data *d, struct data_update *u, u64 ino, u
 	return ret;
 }
 
+int data_range_has_extents(struct bfs_fs_data *d, u64 ino, u64 start, u64 end)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	int ret, found = 0;
+
+	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS(ino, start, 0), 0);
+	for_each_btree_key(&it, k, ret) {
+		/* extents do not overlap: the first one ending after start decides */
+		found = le64_to_cpu(k->inode) == ino && bfs_bkey_start(k) < end;
+		break;
+	}
+	bfs_btree_iter_exit(&it);
+	return ret ? ret : found;
+}
+
 /*
  * An overwrite of written data (the common case: a random write into a
  * file laid out before) finds each old extent with a point lookup, which
@@ -577,12 +593,20 @@ static int load_alloc(struct bfs_fs_data *d, u64 *stored_live)
  * are written in the same transactions, so they agree unless something is
  * wrong, and then the extents are the truth (and a stale pointer is named).
  */
+static u64 live_sweeps;
+
+u64 bfs_fs_live_sweep_count(void)
+{
+	return __atomic_load_n(&live_sweeps, __ATOMIC_RELAXED);
+}
+
 static int count_extents(struct bfs_fs_data *d)
 {
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
 	int ret;
 
+	__atomic_add_fetch(&live_sweeps, 1, __ATOMIC_RELAXED);
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS, BFS_POS_MIN, BFS_ITER_PREFETCH);
 	for_each_btree_key(&it, k, ret) {
 		const struct bfs_extent_v *v;
@@ -603,6 +627,25 @@ static int count_extents(struct bfs_fs_data *d)
 	}
 	bfs_btree_iter_exit(&it);
 	return ret;
+}
+
+/*
+ * The counts of a walk the caller made of this core's extents btree
+ * (bfs_fs_opts.known_live): what count_extents() would find, as long as
+ * every bucket's extents carry the gen its alloc key gives it.  1: taken;
+ * 0: a bucket disagrees (stale pointers), count_extents() must sweep and
+ * name them.
+ */
+static int take_known_live(struct bfs_fs_data *d, const struct bfs_bucket_live *known)
+{
+	u64 b;
+
+	for (b = d->first_bucket; b < d->nbuckets; b++)
+		if (known[b].sectors && known[b].gen != d->b[b].gen)
+			return 0;
+	for (b = d->first_bucket; b < d->nbuckets; b++)
+		d->b[b].live = known[b].sectors;
+	return 1;
 }
 
 /*
@@ -817,7 +860,7 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 		bfs_free(stored);
 		return 0;
 	}
-	if (!ret)
+	if (!ret && !(d->fs->known_live && take_known_live(d, d->fs->known_live)))
 		ret = count_extents(d);
 	if (ret == -EUCLEAN && d->fs->read_only) {
 		/* tools look at damaged filesystems read-only: go on with what was read */

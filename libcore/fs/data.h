@@ -193,6 +193,12 @@ int data_update_add(struct data_update *u, u64 bucket, s64 sectors, u32 inflight
  * Old extents of @ino overlapping [start, end) sectors: their sectors leave
  * their buckets and the inode (queue the overwriting update yourself).
  */
+/*
+ * 1 if an extent of @ino may lie in sectors [start, end) (one that ends at
+ * start may answer 1 too), 0 if none does, or a negative errno: one scan
+ * where a batch of appended chunks would look up each chunk's range
+ */
+int data_range_has_extents(struct bfs_fs_data *d, u64 ino, u64 start, u64 end);
 int data_account_overwrite(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 			   u64 start, u64 end);
 /* add the alloc keys and commit (their values computed at apply time) */

@@ -50,6 +50,7 @@ static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
 	fs->sb = bfs_core_sb(fs->c);
 	fs->hash_seed = le64_to_cpu(fs->sb->hash_seed);
 	fs->check_only = opts->check_only && fs->read_only;
+	fs->known_live = opts->known_live;
 
 	if (opts->check_roots) {
 		long n = bfs_fs_check_roots(fs->c, opts->check_roots, opts->check_ctx,
@@ -69,6 +70,7 @@ static int fs_start(struct bfs_fs *fs, const struct bfs_fs_opts *opts)
 	}
 	if (!ret)
 		ret = bfs_fs_data_init(fs);
+	fs->known_live = NULL;
 	if (!ret && !fs->read_only) {
 		ret = bfs_orphans_recover(fs);
 		if (!ret) {

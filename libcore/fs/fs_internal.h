@@ -39,6 +39,8 @@ struct bfs_fs {
 	bool			discard;	/* discard data buckets as they become free */
 	/* opened read-only to be checked (fsck -n): live sectors are not counted */
 	bool			check_only;
+	/* bfs_fs_opts.known_live during the open (the caller's), then NULL */
+	const struct bfs_bucket_live *known_live;
 	u64			hash_seed;	/* sb->hash_seed: dirent/xattr name hashes */
 
 	bfs_mutex		inode_locks[BFS_INODE_LOCKS];

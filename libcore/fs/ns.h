@@ -138,6 +138,8 @@ int bfs_open_inodes_init(struct bfs_fs *fs);
 void bfs_open_inodes_exit(struct bfs_fs *fs);
 /* open references to @ino (the caller holds its lock) */
 u64 bfs_open_count(struct bfs_fs *fs, u64 ino);
+/* an xattr of @ino changes (the caller holds its lock): bfs_fs_has_caps() looks again */
+void bfs_open_caps_forget(struct bfs_fs *fs, u64 ino);
 /*
  * @inode's link count reached zero in @t: keep it as an orphan while it is
  * open, else queue its deletion.  A regular file with data becomes an

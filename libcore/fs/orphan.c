@@ -18,10 +18,18 @@
 /* the FUSE mount holds a reference per inode the kernel has cached: many */
 #define OPEN_BUCKETS	16384
 
+/* what an open inode's security.capability is known to be (bfs_fs_has_caps()) */
+enum caps_state {
+	CAPS_UNKNOWN,	/* look it up */
+	CAPS_NONE,
+	CAPS_SOME,
+};
+
 struct open_entry {
 	struct open_entry *next;
 	u64	ino;
 	u64	count;
+	u8	caps;		/* enum caps_state, under the table lock */
 };
 
 struct bfs_open_inodes {
@@ -202,6 +210,56 @@ int bfs_fs_inode_release(struct bfs_fs *fs, u64 ino)
 int bfs_fs_inode_forget(struct bfs_fs *fs, u64 ino, u64 n)
 {
 	return n ? inode_put(fs, ino, n) : 0;
+}
+
+#define XATTR_NAME_CAPS	"security.capability"
+
+/*
+ * Whether @ino has a security.capability xattr: the FUSE daemon asks before
+ * every direct write, which must drop one (cmd/fuse_kill.c).  The answer is
+ * kept with the open count, so an open inode costs one lookup rather than
+ * one per write; bfs_open_caps_forget() drops it whenever an xattr of the
+ * inode changes.  Both that and the lookup below run under the inode's
+ * lock, and a change commits before its lock goes, so what is stored here
+ * is never older than the last committed change.  An inode nobody holds
+ * open has no entry and is looked up every time.
+ */
+int bfs_fs_has_caps(struct bfs_fs *fs, u64 ino)
+{
+	struct open_entry **p;
+	ssize_t n;
+	u8 st;
+
+	bfs_mutex_lock(&fs->open->lock);
+	p = find(fs->open, ino);
+	st = *p ? (*p)->caps : CAPS_UNKNOWN;
+	bfs_mutex_unlock(&fs->open->lock);
+	if (st != CAPS_UNKNOWN)
+		return st == CAPS_SOME;
+	bfs_inode_lock_raw(fs, ino);
+	n = bfs_fs_getxattr(fs, ino, XATTR_NAME_CAPS, NULL, 0);
+	if (n >= 0 || n == -ENODATA) {
+		bfs_mutex_lock(&fs->open->lock);
+		p = find(fs->open, ino);
+		if (*p)
+			(*p)->caps = n >= 0 ? CAPS_SOME : CAPS_NONE;
+		bfs_mutex_unlock(&fs->open->lock);
+	}
+	bfs_inode_unlock(fs, ino);
+	if (n == -ENODATA)
+		return 0;
+	return n < 0 ? (int)n : 1;
+}
+
+void bfs_open_caps_forget(struct bfs_fs *fs, u64 ino)
+{
+	struct open_entry **p;
+
+	bfs_mutex_lock(&fs->open->lock);
+	p = find(fs->open, ino);
+	if (*p)
+		(*p)->caps = CAPS_UNKNOWN;
+	bfs_mutex_unlock(&fs->open->lock);
 }
 
 int bfs_ns_inode_unlinked(struct bfs_fs *fs, struct bfs_trans *t, struct bfs_ns_inode *inode,

@@ -292,6 +292,8 @@ int bfs_xattr_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char
 	ret = parse_name(name, &x);
 	if (ret)
 		return ret;
+	/* any change, even one that fails later: the next lookup is only slower */
+	bfs_open_caps_forget(fs, ino);
 	if (value && size > BFS_XATTR_SIZE_MAX)
 		return -E2BIG;
 	buf = key_buf(fs, &len);

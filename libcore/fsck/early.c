@@ -2,10 +2,13 @@
 /*
  * What pass 1's walk of the btrees collects for pass 2 (fs_check.h, struct
  * fsck_early): each node is read once for both, where pass 2 would sweep
- * the inodes and dirents btrees again, and the filesystem's open four
- * btrees for the highest inode number.
+ * the inodes and dirents btrees again, the filesystem's open four btrees
+ * for the highest inode number and, writable, the extents btree for each
+ * bucket's live sectors.
  */
 #include <bfs/core.h>
+#include <bfs/extent_format.h>
+#include <bfs/format.h>
 #include <bfs/fs.h>
 #include <bfs/os.h>
 
@@ -25,6 +28,10 @@ struct fsck_early *fsck_early_new(struct bfs_fsck *f)
 	e->fc.f = f;
 	e->max_ino = 0;
 	e->max_ok = e->tables_ok = true;
+	/* a read-only open takes the alloc keys' counts (bfs_fs_opts.check_only) */
+	if (!fsck_fs_read_only(f))
+		e->live = bfs_calloc(le64_to_cpu(f->sb.sb->nbuckets), sizeof(*e->live));
+	e->live_ok = e->live;
 	return e;
 }
 
@@ -66,9 +73,47 @@ static void count_entry(struct fsck_early *e, const struct bfs_bkey *k)
 		drop_tables(e);
 }
 
+/*
+ * The live sectors the data half's open would count (alloc_data.c,
+ * count_extents()), from the same keys; anything it would warn about (a
+ * pointer outside the data buckets, two generations in one bucket) leaves
+ * the counting to it.
+ */
+static void count_live(struct fsck_early *e, const struct bfs_bkey *k)
+{
+	const struct bfs_sb *sb = e->fc.f->sb.sb;
+	const struct bfs_extent_v *v = bfs_bkey_val(k);
+	struct bfs_bucket_live *bl;
+	u64 b;
+
+	if (k->type != BFS_KEY_EXTENT)
+		return;
+	if (bfs_bkey_val_u64s(k) < BFS_EXTENT_VAL_U64S) {
+		e->live_ok = false;
+		return;
+	}
+	if (v->flags & BFS_EXTENT_F_UNWRITTEN)
+		return;
+	b = le64_to_cpu(v->offset) / le32_to_cpu(sb->bucket_size);
+	if (b < le64_to_cpu(sb->first_bucket) || b >= le64_to_cpu(sb->nbuckets)) {
+		e->live_ok = false;
+		return;
+	}
+	bl = &e->live[b];
+	if ((bl->sectors && bl->gen != le32_to_cpu(v->gen)) ||
+	    bl->sectors + (u64)bfs_bkey_size(k) > UINT32_MAX) {
+		e->live_ok = false;
+		return;
+	}
+	bl->gen = le32_to_cpu(v->gen);
+	bl->sectors += bfs_bkey_size(k);
+}
+
 void fsck_early_key(struct fsck_early *e, unsigned id, const struct bfs_bkey *k)
 {
 	e->max_ino = BFS_MAX(e->max_ino, bfs_fs_key_max_ino(id, k));
+	if (id == BFS_BTREE_EXTENTS && e->live_ok)
+		count_live(e, k);
 	if (!e->tables_ok)
 		return;
 	if (id == BFS_BTREE_INODES)
@@ -137,5 +182,7 @@ void fsck_early_free(struct fsck_early *e)
 		bfs_core_close(e->core);
 	fsck_early_unprepare(e);
 	fsck_fs_check_free(&e->fc);
+	bfs_free(e->held);
+	bfs_free(e->live);
 	bfs_free(e);
 }

@@ -218,12 +218,14 @@ enum bfs_problem_code fsck_dirent_state(struct fs_check *fc, const struct bfs_bk
  */
 struct fsck_early {
 	struct bfs_core *opened;	/* pass 1a's open of pass 1's core, not checked yet */
+	char	*held;			/* its messages, held while pass 1a decides */
+	size_t	held_len;
 	struct bfs_core *core;	/* pass 1's read-only open, for pass 2's */
 	/*
-	 * pass 2 writable (-y, -p, asking): the filesystem layer whose space
-	 * hooks pass 1's open ran (bfs_fs_prepare()), so that pass 2 makes the
-	 * same core writable instead of opening again; NULL: not prepared, or
-	 * a hook failed (pass 2 opens for itself)
+	 * the filesystem layer whose space hooks pass 1's open ran
+	 * (bfs_fs_prepare()), so that pass 2 goes on with the same core
+	 * (made writable for -y, -p, asking) instead of opening again; NULL:
+	 * not prepared, or a hook failed (pass 2 opens for itself)
 	 */
 	struct bfs_fs *fs;
 	struct bfs_core_opts hooks;	/* the prepared layer's own space hooks */
@@ -233,6 +235,9 @@ struct fsck_early {
 	u64	max_ino;	/* bfs_fs_key_max_ino() of every key */
 	bool	max_ok;		/* max_ino covers every key pass 2 will see */
 	bool	tables_ok;	/* fc holds what pass 2's two sweeps would */
+	/* pass 2 writable: each data bucket's live sectors (bfs_fs_opts.known_live) */
+	struct bfs_bucket_live *live;
+	bool	live_ok;	/* live holds what the open's sweep would count */
 };
 
 /* pass 2 opens the filesystem read-only (-n, or a damaged journal left as it is) */
@@ -244,13 +249,13 @@ static inline bool fsck_fs_read_only(const struct bfs_fsck *f)
 /* an empty one for pass 1's walk; NULL without memory (pass 2 then sweeps) */
 struct fsck_early *fsck_early_new(struct bfs_fsck *f);
 /*
- * pass 1's open, when pass 2 writes: @co gets hooks that prepare the
+ * pass 1's open (pass 2 goes on with it, writable or not): @co gets hooks that prepare the
  * filesystem layer for pass 2 (struct fsck_early.fs); nothing if that
  * cannot be had (pass 2 then opens for itself)
  */
 void fsck_early_prepare(struct fsck_early *e, struct bfs_core_opts *co);
-/* pass 1's core may become pass 2's writable one (the hooks ran, and did not fail) */
-static inline bool fsck_early_writable(const struct fsck_early *e)
+/* pass 1's core may become pass 2's, writable or not (the hooks ran, and did not fail) */
+static inline bool fsck_early_prepared(const struct fsck_early *e)
 {
 	return e->fs && !e->prep_failed;
 }

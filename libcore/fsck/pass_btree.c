@@ -4,9 +4,9 @@
  *
  * Check: the core is opened read-only in salvage mode (replaying the
  * journal in memory; a damaged btree does not stop the open; pass 1a may
- * have opened it already, fsck_btree_open_first(); with -y the filesystem
- * layer's space hooks run too, so that pass 2 can make this same core
- * writable: fs_check.h, struct fsck_early) and every
+ * have opened it already, fsck_btree_open_first(); the filesystem layer's
+ * space hooks run too, so that pass 2 goes on with this same core, made
+ * writable for -y: fs_check.h, struct fsck_early) and every
  * btree is checked completely (bfs_btree_check: node checksums and
  * contents, child pointers, ranges tiling their parent, key order).  Each
  * problem is one finding with its location.
@@ -118,40 +118,66 @@ static void hold(enum bfs_log_level level, const char *msg, void *ctx)
 	h->len += n;
 }
 
-static void count_finding(void *ctx, const struct bfs_finding *fd)
+/* what the open said, said now, as pass 1's own open would have */
+static void say_held(char *buf, size_t len)
 {
-	(void)fd;
-	++*(unsigned *)ctx;
-}
-
-int fsck_btree_open_first(struct bfs_fsck *f)
-{
-	struct bfs_core_opts opts = { 0 };
-	struct held_log held = { 0 };
-	unsigned findings = 0;
-	struct bfs_core *c;
 	bfs_log_fn hook;
 	void *hook_ctx;
 	size_t i;
+
+	bfs_log_get_hook(&hook, &hook_ctx);
+	for (i = 0; hook && i < len; i += strlen(buf + i + 1) + 2)
+		hook((enum bfs_log_level)buf[i], buf + i + 1, hook_ctx);
+	bfs_free(buf);
+}
+
+struct first_findings {
+	bfs_finding_fn fn;
+	void	*ctx;
+	unsigned nr;
+};
+
+static void first_finding(void *ctx, const struct bfs_finding *fd)
+{
+	struct first_findings *ff = ctx;
+
+	ff->nr++;
+	ff->fn(ff->ctx, fd);
+}
+
+int fsck_btree_open_first(struct bfs_fsck *f, bfs_finding_fn fn, void *ctx)
+{
+	struct bfs_core_opts opts = { 0 };
+	struct held_log held = { 0 };
+	struct first_findings ff = { .fn = fn, .ctx = ctx };
+	struct bfs_core *c;
+	bfs_log_fn hook;
+	void *hook_ctx;
 	int ret;
 
 	fsck_early_free(f->early);
 	f->early = fsck_early_new(f);
 	if (!f->early)
 		return 0;
-	if (!fsck_fs_read_only(f))
-		fsck_early_prepare(f->early, &opts);
-	/* as pass 1 opens with a sound journal (open_core()), the findings counted */
+	/* pass 2 goes on with this core, with -n too: it replays as a mount does */
+	fsck_early_prepare(f->early, &opts);
+	/*
+	 * As pass 1 opens (open_core()), with a sound journal or with one
+	 * whose damage is left as it is (salvage: the consistent prefix
+	 * replayed, which is all a sound journal is); the findings go to @fn,
+	 * as bfs_core_check_journal() would give them.
+	 */
 	opts.read_only = true;
 	opts.salvage = true;
+	opts.salvage_journal = true;
 	opts.cache_bytes = f->cache_bytes ?: 256 * MiB;
-	opts.journal_finding = count_finding;
-	opts.journal_finding_ctx = &findings;
+	opts.journal_finding = first_finding;
+	opts.journal_finding_ctx = &ff;
 	bfs_log_get_hook(&hook, &hook_ctx);
 	bfs_log_set_hook(hold, &held);
 	ret = bfs_core_open(f->dev, &opts, &c);
 	bfs_log_set_hook(hook, hook_ctx);
-	if (ret || findings || held.lost) {
+	if (ret || held.lost) {
 		/* pass 1a and 1 go their own ways, and say everything as they go */
 		if (!ret)
 			bfs_core_close(c);
@@ -160,12 +186,30 @@ int fsck_btree_open_first(struct bfs_fsck *f)
 		bfs_free(held.buf);
 		return 0;
 	}
-	/* what the open said, said now, as pass 1's own open would have */
-	for (i = 0; hook && i < held.len; i += strlen(held.buf + i + 1) + 2)
-		hook((enum bfs_log_level)held.buf[i], held.buf + i + 1, hook_ctx);
-	bfs_free(held.buf);
 	f->early->opened = c;
+	if (!ff.nr) {
+		say_held(held.buf, held.len);
+		return 1;
+	}
+	/* pass 1a decides first, then this open speaks (fsck_btree_open_keep()) */
+	f->early->held = held.buf;
+	f->early->held_len = held.len;
 	return 1;
+}
+
+void fsck_btree_open_keep(struct bfs_fsck *f)
+{
+	if (!f->early || !f->early->opened)
+		return;
+	say_held(f->early->held, f->early->held_len);
+	f->early->held = NULL;
+	f->early->held_len = 0;
+}
+
+void fsck_btree_open_drop(struct bfs_fsck *f)
+{
+	fsck_early_free(f->early);
+	f->early = NULL;
 }
 
 /* ---- the node scan and what it protects ---- */
@@ -418,16 +462,16 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 	unsigned id;
 	int ret;
 
-	if (f->early && f->early->opened && !f->journal_salvage) {
-		/* pass 1a's open, which read the journal and found it sound */
+	if (f->early && f->early->opened) {
+		/* pass 1a's open, which read the journal: sound, or its damage left as it is */
 		c = f->early->opened;
 		f->early->opened = NULL;
 		ret = 0;
 	} else {
 		fsck_early_free(f->early);
 		f->early = fsck_early_new(f);
-		/* pass 2 writes: this open is to become its writable one (one open) */
-		if (f->early && !fsck_fs_read_only(f))
+		/* this open is to become pass 2's, writable or not (one open) */
+		if (f->early)
 			fsck_early_prepare(f->early, &opts);
 		ret = open_core(f, false, &opts, &c);
 	}
@@ -461,15 +505,20 @@ int bfs_fsck_pass_btree(struct bfs_fsck *f)
 			}
 		/*
 		 * Pass 2 goes on with this open (one replay, one cache), made
-		 * writable for -y.  A read-only pass 2 does so only if the replay
-		 * applied no key: a read-only pass 1 core did not know the data
-		 * buckets (no space hooks), so a node its replay split may sit (in
-		 * memory) in a bucket of file data, which pass 2 would report as
-		 * shared.  Pass 2's own open replays with the data buckets known.
-		 * A writable pass 1 open was made with the hooks.
+		 * writable for -y.  The open ran the filesystem layer's space
+		 * hooks (fsck_early_prepare()), so its replay placed split nodes
+		 * as a mount's does, never in a bucket of file data (which pass
+		 * 2 would report as shared with btree nodes).  If a hook failed,
+		 * a read-only pass 2 may still take the core as long as the
+		 * replay applied no key (no node was placed); else it opens for
+		 * itself.
 		 */
-		if (f->early && ((fsck_fs_read_only(f) && !replayed_keys(c)) ||
-				 fsck_early_writable(f->early))) {
+		if (f->early && fsck_early_prepared(f->early)) {
+			f->early->core = c;
+			return 0;
+		}
+		if (f->early && fsck_fs_read_only(f) && !replayed_keys(c)) {
+			fsck_early_unprepare(f->early);
 			f->early->core = c;
 			return 0;
 		}

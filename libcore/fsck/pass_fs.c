@@ -483,8 +483,13 @@ int bfs_fsck_pass_fs(struct bfs_fsck *f)
 		return 0;
 	}
 	if (e && e->core && e->fs) {
-		/* pass 1's open, prepared for writing (fsck_early_prepare()) */
+		/* pass 1's open, prepared for pass 2 (fsck_early_prepare()) */
+		/* writable: the live sectors pass 1's walk counted, not a sweep of its own */
+		opts.known_live = e->live_ok ? e->live : NULL;
 		ret = bfs_fs_attach_prepared(e->fs, e->core, &opts);
+		bfs_free(e->live);
+		e->live = NULL;
+		e->live_ok = false;
 		own.fs = ret ? NULL : e->fs;
 		e->core = NULL;
 		e->fs = NULL;

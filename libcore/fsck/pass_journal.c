@@ -15,9 +15,11 @@
  * If a fix is declined (-n, or "no"), the later passes open with salvage,
  * read-only, so they check what the repair would keep.
  *
- * A sound journal is read once: first pass 1's open reads it
- * (fsck_btree_open_first()), and only if that finds something (or fails)
- * is it read again here to decide, as described above.
+ * The journal is read once: pass 1's open reads it
+ * (fsck_btree_open_first()), salvaging read-only, and hands its findings
+ * here to be decided; if the damage is left as it is, pass 1 goes on with
+ * that open; a repair writes, and pass 1 opens again.  Only if that open
+ * fails is the journal read here (bfs_core_check_journal()).
  */
 #include <bfs/core.h>
 #include <bfs/fs.h>
@@ -85,6 +87,8 @@ static int replay_after_clean(struct bfs_fsck *f, const struct bfs_finding *fd)
 
 	if (!bfs_fix_finding(f, fd) || f->mode == BFS_FSCK_MODE_NO)
 		return 0;
+	/* pass 1's open saw the device before the repair: pass 1 opens again */
+	fsck_btree_open_drop(f);
 	ret = open_close(f, &o);
 	if (ret)
 		bfs_fsck_repair_failed(f, PR_JOURNAL_AFTER_CLEAN, ret);
@@ -105,10 +109,20 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f)
 
 	if (!le32_to_cpu(f->sb.sb->journal_nbuckets))
 		return 0;
-	/* a sound journal is read by pass 1's open, once (pass_btree.c) */
-	if (fsck_btree_open_first(f))
-		return 0;
-	ret = bfs_core_check_journal(f->dev, f->sb.sb, collect, &jf);
+	/* the journal is read by pass 1's open, once (pass_btree.c) */
+	if (fsck_btree_open_first(f, collect, &jf)) {
+		if (!jf.nr && !jf.err)
+			return 0;
+		ret = 0;
+		if (jf.err) {
+			fsck_btree_open_drop(f);
+			jf.nr = 0;
+			jf.err = 0;
+			ret = bfs_core_check_journal(f->dev, f->sb.sb, collect, &jf);
+		}
+	} else {
+		ret = bfs_core_check_journal(f->dev, f->sb.sb, collect, &jf);
+	}
 	if (!ret)
 		ret = jf.err;
 	if (ret) {
@@ -130,6 +144,7 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f)
 		f->journal_salvage = true;
 		goto out;
 	}
+	fsck_btree_open_drop(f);
 	ret = open_close(f, &o);
 	if (ret) {
 		bfs_fsck_repair_failed(f, jf.v[jf.nr - 1].code, ret);
@@ -137,6 +152,11 @@ int bfs_fsck_pass_journal(struct bfs_fsck *f)
 		ret = 0;
 	}
 out:
+	/* pass 1's open salvaged what a declined repair leaves: pass 1 checks that */
+	if (f->journal_salvage)
+		fsck_btree_open_keep(f);
+	else
+		fsck_btree_open_drop(f);
 	bfs_free(jf.v);
 	return ret;
 }

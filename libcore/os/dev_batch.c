@@ -34,9 +34,13 @@ static int batch_first_error(const struct bfs_dev_io *io, unsigned nr)
 	return 0;
 }
 
-static int batch_sync(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr)
+static int batch_sync(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr,
+		      void (*work)(void *arg), void *arg)
 {
 	unsigned i;
+
+	if (work)
+		work(arg);
 
 	for (i = 0; i < nr; i++)
 		io[i].ret = io[i].write ?
@@ -129,18 +133,27 @@ static void batch_finish_one(struct bfs_dev *dev, struct batch *b, unsigned k,
 		bfs_iolog_rec_io(dev, BFS_IOLOG_WRITE, io->off, io->buf, io->len);
 }
 
-static int batch_uring(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr)
+static int batch_uring(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr,
+		       void (*work)(void *arg), void *arg)
 {
+	bool worked = false;
 	struct batch b;
 	unsigned k;
 	int ret;
 
 	ret = batch_prepare(dev, io, nr, &b);
 	if (ret) {
+		/* nothing was carried out: every entry says so, not just the call */
+		for (k = 0; k < nr; k++)
+			io[k].ret = ret;
 		batch_free(&b);
+		if (work)
+			work(arg);
 		return ret;
 	}
-	ret = bfs_os_uring_xfer(b.x, b.nr, b.order);
+	ret = bfs_os_uring_xfer(b.x, b.nr, b.order, work, arg, &worked);
+	if (work && !worked)
+		work(arg);
 	if (ret) {
 		/* no ring after all, or a broken one: the same transfers, one by one */
 		for (k = 0; k < b.nr; k++) {
@@ -162,11 +175,16 @@ static int batch_uring(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr)
 	return batch_first_error(io, nr);
 }
 
+int bfs_dev_submit_during(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr,
+			  void (*work)(void *arg), void *arg)
+{
+	/* one transfer and no work to overlap with it: a plain pwrite is cheaper */
+	if (!nr || (nr == 1 && !work) || dev->mem || dev->nr_held || !bfs_os_uring_available())
+		return batch_sync(dev, io, nr, work, arg);
+	return batch_uring(dev, io, nr, work, arg);
+}
+
 int bfs_dev_submit(struct bfs_dev *dev, struct bfs_dev_io *io, unsigned nr)
 {
-	if (!nr)
-		return 0;
-	if (nr == 1 || dev->mem || dev->nr_held || !bfs_os_uring_available())
-		return batch_sync(dev, io, nr);
-	return batch_uring(dev, io, nr);
+	return bfs_dev_submit_during(dev, io, nr, NULL, NULL);
 }

@@ -129,8 +129,11 @@ struct bfs_os_xfer {
  * receives their indices in the order they completed.  -ENOSYS: io_uring is
  * not available (nothing was done); another negative errno: the ring failed
  * (the transfers may have been done in part: redo them synchronously).
+ * @work (if not NULL) runs once, after the first submission and before the
+ * first wait, and *@worked says whether it ran.
  */
-int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order);
+int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order,
+		      void (*work)(void *arg), void *arg, bool *worked);
 bool bfs_os_uring_available(void);
 
 /* dev_size.c: the size in bytes of open @fd, a block device or a regular file */

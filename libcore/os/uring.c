@@ -125,7 +125,8 @@ static bool uring_complete(struct bfs_os_xfer *x, int res)
 	return x->done < x->len;
 }
 
-int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order)
+int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order,
+		      void (*work)(void *arg), void *arg, bool *worked)
 {
 	struct io_uring *ring = uring_get();
 	unsigned *queue, head = 0, tail = 0, inflight = 0, finished = 0, i;
@@ -154,6 +155,15 @@ int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order)
 			uring_prep(sqe, &x[queue[head]], queue[head]);
 			head = (head + 1) % (nr + 1);
 			inflight++;
+		}
+		if (work && !*worked) {
+			/*
+			 * The transfers go out first, the work runs while they are
+			 * in flight; a failed submission is retried just below
+			 */
+			io_uring_submit(ring);
+			work(arg);
+			*worked = true;
 		}
 		ret = io_uring_submit_and_wait(ring, 1);
 		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
@@ -204,7 +214,8 @@ bool bfs_os_uring_available(void)
 	return false;
 }
 
-int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order)
+int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order,
+		      void (*work)(void *arg), void *arg, bool *worked)
 {
 	return -ENOSYS;
 }

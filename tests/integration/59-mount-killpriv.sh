@@ -56,6 +56,26 @@ os.pwritev(fd, [buf], 0)
 os.close(fd)
 EOF
 dwrite() { python3 "$PWD/dwrite.py" "$1" || fail "O_DIRECT write to $1 failed"; }
+# a capability set on $1 while it is open O_DIRECT and written to: the
+# next write through that open drops it (bfs keeps whether an open file
+# has one in memory, libcore/fs/orphan.c: setcap must invalidate that)
+cat > dwrite_open.py <<'EOF'
+import mmap, os, subprocess, sys
+path = sys.argv[1]
+buf = mmap.mmap(-1, 4096)
+buf.write(b"o" * 4096)
+def caps():
+    out = subprocess.run(["getcap", path], capture_output=True, text=True).stdout.split()
+    return out[-1] if len(out) > 1 else "none"
+fd = os.open(path, os.O_WRONLY | os.O_DIRECT)
+os.pwritev(fd, [buf], 0)
+for i in (1, 2):
+    subprocess.run(["setcap", "cap_net_raw+ep", path], check=True)
+    before = caps()
+    os.pwritev(fd, [buf], 4096 * i)
+    print(f"setcap {i} on a file open O_DIRECT: caps={before}, after a write caps={caps()}")
+os.close(fd)
+EOF
 # the system's python: one under /root is out of the unprivileged caller's reach
 as_user_dwrite() { as_user /usr/bin/python3 "$PWD/dwrite.py" "$1" || fail "O_DIRECT write to $1 failed"; }
 
@@ -141,6 +161,9 @@ sequence() {
 		esac
 		show "capability, then $how" k$how
 	done
+	mkfile kopen 755
+	python3 "$PWD/dwrite_open.py" "$D/kopen" || fail "O_DIRECT writes to $D/kopen failed"
+	show "capability set while open O_DIRECT, then writes" kopen
 	# set-ID bits set again after a write are kept until the next one
 	mkfile again 777
 	as_user sh -c "printf x >> '$D/again'"
@@ -188,4 +211,5 @@ unset BFS_FUSE_WIRE
 contains ext4.out "write by user, 6777: 777 "
 contains ext4.out "write by user with CAP_FSETID, 6777: 6777 "
 contains ext4.out "capability, then write-root: 777 root:root caps=none"
+contains ext4.out "setcap 2 on a file open O_DIRECT: caps=cap_net_raw=ep, after a write caps=none"
 cat ext4.out

@@ -7,6 +7,7 @@
  */
 #include "tu.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -1288,6 +1289,86 @@ END_TEST
 
 /* ---- xattrs ---- */
 
+/*
+ * bfs_fs_has_caps(): kept in memory for an open inode, so every change of
+ * its xattrs (set, replace, remove, a failed create) must be seen by the
+ * next call, and a closed inode is looked up afresh.
+ */
+START_TEST(test_has_caps)
+{
+	u64 f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644), g = mk(BFS_ROOT_INO, "g", S_IFREG | 0644);
+
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.capability", "c", 1, 0), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, g), 0);	/* per inode */
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.capability", "d", 1,
+					 BFS_XATTR_CREATE), -EEXIST);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_removexattr(fs, f, "security.capability"), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	/* another name leaves the answer as it is */
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.selinux", "ctx", 3, 0), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_setxattr(fs, f, "security.capability", "e", 1, 0), 0);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 1);
+	ck_assert_int_eq(bfs_fs_removexattr(fs, f, "security.capability"), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_has_caps(fs, 999999), -ENOENT);
+}
+END_TEST
+
+/*
+ * bfs_fs_has_caps() from several threads (the FUSE workers' direct writes)
+ * while one sets and removes the capability: every caller gets 0 or 1, and
+ * the changer always sees its own change (for TSan: doc/commit.md).
+ */
+struct caps_race {
+	u64 ino;
+	int stop, bad;
+};
+
+static void *caps_reader(void *arg)
+{
+	struct caps_race *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		int n = bfs_fs_has_caps(fs, r->ino);
+
+		if (n != 0 && n != 1)
+			__atomic_store_n(&r->bad, n, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+START_TEST(test_has_caps_threads)
+{
+	struct caps_race r = { .ino = mk(BFS_ROOT_INO, "f", S_IFREG | 0644) };
+	pthread_t th[3];
+	unsigned i;
+
+	ck_assert_int_eq(bfs_fs_inode_open(fs, r.ino), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, caps_reader, &r), 0);
+	for (i = 0; i < 200; i++) {
+		ck_assert_int_eq(bfs_fs_setxattr(fs, r.ino, "security.capability", "c", 1, 0), 0);
+		ck_assert_int_eq(bfs_fs_has_caps(fs, r.ino), 1);
+		ck_assert_int_eq(bfs_fs_removexattr(fs, r.ino, "security.capability"), 0);
+		ck_assert_int_eq(bfs_fs_has_caps(fs, r.ino), 0);
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_int_eq(r.bad, 0);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, r.ino), 0);
+}
+END_TEST
+
 START_TEST(test_xattrs)
 {
 	char list[256], val[64];
@@ -2137,6 +2218,8 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_acl);
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
+	tcase_add_test(tc, test_has_caps);
+	tcase_add_test(tc, test_has_caps_threads);
 	tcase_add_test(tc, test_xattr_64k_nodes);
 	tcase_add_test(tc, test_small_nodes);
 	tcase_add_test(tc, test_xattr_too_big_for_journal);

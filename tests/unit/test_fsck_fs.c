@@ -24,6 +24,7 @@
 #include <bfs/fs.h>
 #include <bfs/fs_format.h>
 #include <bfs/fsck.h>
+#include <bfs/journal.h>
 #include <bfs/log.h>
 #include <bfs/mkfs.h>
 #include <bfs/os.h>
@@ -816,9 +817,12 @@ START_TEST(test_orphan_at_crash)
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 
+	opens = bfs_core_open_count();
 	rc = run_fsck(copy, BFS_FSCK_MODE_NO, false, &s);
 	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -n: exit %d, %u problems (first %s)", rc,
 		      s.nr, s.nr ? bfs_problem_name(s.r[0].code) : "-");
+	/* the replay applies keys (the orphan): pass 2 still goes on with pass 1's open */
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
 	opens = bfs_core_open_count();
 	rc = run_fsck(copy, BFS_FSCK_MODE_YES, false, &s);
 	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "fsck -y: exit %d, %u problems (first %s)", rc,
@@ -864,14 +868,21 @@ START_TEST(test_attach_read_only)
 }
 END_TEST
 
-/* fsck -y (-p too) opens the filesystem once: pass 1's read-only core becomes pass 2's */
+/*
+ * fsck opens the filesystem once in every mode: pass 1's read-only core
+ * becomes pass 2's (made writable for -y, -p).  After a crash too: pass
+ * 1's open replays with the data layer's space hooks, as a mount's, and
+ * -n writes nothing.  The open does not sweep the extents btree for live
+ * sectors: -n takes the alloc keys' counts, -y/-p pass 1's walk's.
+ */
 static void one_open(enum bfs_fsck_mode mode)
 {
-	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy;
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy, *before;
 	struct bfs_fs *fs = fs_open(dev);
 	struct bfs_creds cr = { 0, 0 };
 	struct bfs_stat dir, st;
-	u64 ino[40], opens;
+	bool writes = mode != BFS_FSCK_MODE_NO;
+	u64 ino[40], opens, sweeps;
 	struct seen s;
 	char name[16];
 	unsigned i;
@@ -885,9 +896,11 @@ static void one_open(enum bfs_fsck_mode mode)
 	/* sound and cleanly closed: nothing to replay, one open */
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
 	opens = bfs_core_open_count();
+	sweeps = bfs_fs_live_sweep_count();
 	rc = run_fsck(dev, mode, false, &s);
 	ck_assert_msg(rc == BFS_FSCK_OK && !s.nr, "clean: exit %d, %u problems", rc, s.nr);
 	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
+	ck_assert_uint_eq(bfs_fs_live_sweep_count() - sweeps, 0);
 
 	/* a crash after a sync, and a link count pass 2 repairs: in the journal only */
 	fs = fs_open(dev);
@@ -896,13 +909,27 @@ static void one_open(enum bfs_fsck_mode mode)
 	ck_assert_int_eq(bfs_fs_sync(fs), 0);
 	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
 	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	ck_assert_int_eq(bfs_dev_clone_mem(copy, &before), 0);
 	opens = bfs_core_open_count();
+	sweeps = bfs_fs_live_sweep_count();
 	rc = run_fsck(copy, mode, false, &s);
-	ck_assert_msg(rc == BFS_FSCK_CORRECTED && s.nr == 1, "crash: exit %d, %u problems", rc, s.nr);
+	ck_assert_msg(rc == (writes ? BFS_FSCK_CORRECTED : BFS_FSCK_UNCORRECTED) && s.nr == 1,
+		      "crash: exit %d, %u problems", rc, s.nr);
 	ck_assert_int_eq(s.r[0].code, PR_INODE_NLINK);
-	ck_assert(s.r[0].fixed);
+	ck_assert(s.r[0].fixed == writes);
 	ck_assert_uint_eq(s.r[0].inode, ino[7]);
 	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
+	ck_assert_uint_eq(bfs_fs_live_sweep_count() - sweeps, 0);
+	if (!writes) {
+		/* the replay, and its split nodes, were in memory only */
+		ck_assert_uint_eq(bfs_dev_size(copy), bfs_dev_size(before));
+		ck_assert(!memcmp(bfs_dev_mem(copy), bfs_dev_mem(before), bfs_dev_size(copy)));
+		bfs_dev_close(before);
+		bfs_dev_close(copy);
+		bfs_dev_close(dev);
+		return;
+	}
+	bfs_dev_close(before);
 	/* what was replayed, repaired and checkpointed through that one open is on the device */
 	opens = bfs_core_open_count();
 	check_clean(copy);
@@ -916,6 +943,97 @@ static void one_open(enum bfs_fsck_mode mode)
 	bfs_dev_close(copy);
 	bfs_dev_close(dev);
 }
+
+START_TEST(test_one_open_no)
+{
+	one_open(BFS_FSCK_MODE_NO);
+}
+END_TEST
+
+/* the journal entries of a device, by seq: the two newest */
+struct newest {
+	u64 seq[2], offset[2];
+};
+
+static int note_entry(void *ctx, u64 offset, const struct bfs_jset *js)
+{
+	struct newest *n = ctx;
+	u64 seq = le64_to_cpu(js->seq);
+
+	if (seq > n->seq[0]) {
+		n->seq[1] = n->seq[0];
+		n->offset[1] = n->offset[0];
+		n->seq[0] = seq;
+		n->offset[0] = offset;
+	} else if (seq > n->seq[1]) {
+		n->seq[1] = seq;
+		n->offset[1] = offset;
+	}
+	return 0;
+}
+
+/*
+ * A damaged journal is read by one open with -n: pass 1's open salvages
+ * it, read-only, and hands pass 1a its findings, and pass 1 and 2 go on
+ * with it (before: that open, then pass 1a's own read, then pass 1's open
+ * again).  -y repairs it with an open of its own, and pass 1 opens the
+ * repaired filesystem once more: three, as before.
+ */
+START_TEST(test_damaged_journal_one_open)
+{
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3), *copy, *before;
+	struct bfs_fs *fs = fs_open(dev);
+	struct bfs_core_opts co = { .read_only = true };
+	struct bfs_journal_geom jg;
+	struct bfs_journal *j;
+	struct newest n;
+	struct bfs_core *c;
+	struct seen s;
+	char name[16];
+	u64 opens;
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		mkfile(fs, BFS_ROOT_INO, name, i, 4000 + i * 1000);
+		ck_assert_int_eq(bfs_fs_sync(fs), 0);
+	}
+	ck_assert_int_eq(bfs_dev_clone_mem(dev, &copy), 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	/* an entry in the middle of the ring goes bad: damage, not a torn write */
+	ck_assert_int_eq(bfs_core_open(copy, &co, &c), 0);
+	memset(&n, 0, sizeof(n));
+	bfs_journal_geom_from_sb(bfs_core_sb(c), copy, &jg);
+	ck_assert_int_eq(bfs_journal_open(&jg, &j), 0);
+	ck_assert_int_eq(bfs_journal_walk(j, note_entry, &n), 0);
+	bfs_journal_close(j);
+	bfs_core_close(c);
+	ck_assert_uint_ne(n.offset[1], 0);
+	bfs_dev_mem(copy)[n.offset[1] + 100] ^= 1;
+	ck_assert_int_eq(bfs_dev_clone_mem(copy, &before), 0);
+
+	opens = bfs_core_open_count();
+	rc = run_fsck(copy, BFS_FSCK_MODE_NO, false, &s);
+	ck_assert_int_eq(rc, BFS_FSCK_UNCORRECTED);
+	ck_assert_uint_ge(s.nr, 1);
+	ck_assert_int_eq(s.r[0].code, PR_JOURNAL_ENTRY_CORRUPT);
+	ck_assert(!s.r[0].fixed);
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 1);
+	ck_assert(!memcmp(bfs_dev_mem(copy), bfs_dev_mem(before), bfs_dev_size(copy)));
+
+	opens = bfs_core_open_count();
+	rc = run_fsck(copy, BFS_FSCK_MODE_YES, false, &s);
+	ck_assert_msg(rc == BFS_FSCK_CORRECTED, "fsck -y: exit %d", rc);
+	ck_assert_int_eq(s.r[0].code, PR_JOURNAL_ENTRY_CORRUPT);
+	ck_assert(s.r[0].fixed);
+	ck_assert_uint_eq(bfs_core_open_count() - opens, 3);
+	check_clean(copy);
+	bfs_dev_close(before);
+	bfs_dev_close(copy);
+	bfs_dev_close(dev);
+}
+END_TEST
 
 START_TEST(test_one_open_yes)
 {
@@ -947,6 +1065,8 @@ static Suite *fsck_fs_suite(void)
 	tcase_add_test(tc, test_orphan_at_crash);
 	tcase_add_test(tc, test_attach_read_only);
 	tcase_add_test(tc, test_one_open_yes);
+	tcase_add_test(tc, test_one_open_no);
+	tcase_add_test(tc, test_damaged_journal_one_open);
 	tcase_add_test(tc, test_one_open_preen);
 	tcase_add_test(tc, test_random_damage);
 	suite_add_tcase(s, tc);
