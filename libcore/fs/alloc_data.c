@@ -644,7 +644,8 @@ static int take_known_live(struct bfs_fs_data *d, const struct bfs_bucket_live *
 		if (known[b].sectors && known[b].gen != d->b[b].gen)
 			return 0;
 	for (b = d->first_bucket; b < d->nbuckets; b++)
-		d->b[b].live = known[b].sectors;
+		if (d->b[b].live != known[b].sectors)	/* see bfs_data_table_alloc() */
+			d->b[b].live = known[b].sectors;
 	return 1;
 }
 
