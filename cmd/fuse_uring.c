@@ -21,6 +21,7 @@
 #include <bfs/log.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #ifdef BFS_HAVE_LIBURING
@@ -158,18 +159,20 @@ static unsigned possible_cpus(void)
 	return n ? n : 1;
 }
 
-int bfs_fuse_uring_setup(struct fuse_session *se, enum bfs_uring_mode mode, unsigned entries,
-			 const char **why)
+int bfs_fuse_uring_check(enum bfs_uring_mode mode, const char **why)
 {
-	int param;
+	int param, fd;
 
-	ur.se = se;
-	ur.mode = mode;
-	ur.per_queue = entries ? entries : 1;
-	atomic_store(&ur.active, false);
 	if (mode != BFS_URING_ON)
 		return 0;
 	param = kernel_param();
+	if (param < 0) {
+		/* fuse may be a module not loaded yet: opening the device loads it */
+		fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		param = kernel_param();
+	}
 	if (param < 0) {
 		*why = "this kernel has no FUSE over io_uring (Linux 6.14 or later, "
 		       "built with CONFIG_FUSE_IO_URING)";
@@ -185,6 +188,14 @@ int bfs_fuse_uring_setup(struct fuse_session *se, enum bfs_uring_mode mode, unsi
 		return -EPERM;
 	}
 	return 0;
+}
+
+void bfs_fuse_uring_setup(struct fuse_session *se, enum bfs_uring_mode mode, unsigned entries)
+{
+	ur.se = se;
+	ur.mode = mode;
+	ur.per_queue = entries ? entries : 1;
+	atomic_store(&ur.active, false);
 }
 
 bool bfs_fuse_uring_wanted(void)
@@ -563,15 +574,19 @@ void bfs_fuse_uring_stop(void)
 
 #else /* !BFS_HAVE_LIBURING */
 
-int bfs_fuse_uring_setup(struct fuse_session *se, enum bfs_uring_mode mode, unsigned entries,
-			 const char **why)
+int bfs_fuse_uring_check(enum bfs_uring_mode mode, const char **why)
 {
-	(void)se;
-	(void)entries;
 	if (mode != BFS_URING_ON)
 		return 0;
 	*why = "bfs was built without liburing";
 	return -ENOTSUP;
+}
+
+void bfs_fuse_uring_setup(struct fuse_session *se, enum bfs_uring_mode mode, unsigned entries)
+{
+	(void)se;
+	(void)mode;
+	(void)entries;
 }
 
 bool bfs_fuse_uring_wanted(void)

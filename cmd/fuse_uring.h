@@ -43,12 +43,13 @@ enum bfs_uring_mode {
 #define BFS_FUSE_OVER_IO_URING	(1ULL << 41)
 
 /*
- * Before the first request: the session to serve, the mode, how many
- * entries per queue.  BFS_URING_ON fails (-ENOTSUP, -EPERM with @why set)
- * when the kernel cannot do it, so that the mount can say so.
+ * Before the mount: can BFS_URING_ON be had?  -ENOTSUP or -EPERM, with
+ * @why set, when the kernel cannot or may not do it (AUTO, OFF: 0).
  */
-int bfs_fuse_uring_setup(struct fuse_session *se, enum bfs_uring_mode mode, unsigned entries,
-			 const char **why);
+int bfs_fuse_uring_check(enum bfs_uring_mode mode, const char **why);
+
+/* before the first request: the session to serve, the mode, entries per queue */
+void bfs_fuse_uring_setup(struct fuse_session *se, enum bfs_uring_mode mode, unsigned entries);
 
 /* should INIT ask for FUSE_OVER_IO_URING? */
 bool bfs_fuse_uring_wanted(void);

@@ -327,23 +327,16 @@ static int install_wire(struct mount_run *m)
 		.read	= bfs_fuse_wire_read,
 		.writev	= bfs_fuse_wire_writev,
 	};
-	const char *why = NULL;
 	int ret;
 
 	bfs_fuse_wire_reset();
-	if (!bfs_fuse_wire_wanted()) {
-		if (m->opts.uring == BFS_URING_ON)
-			return run_error(m, "mount option 'uring' needs the FUSE channel shim "
-					 "(BFS_FUSE_WIRE=0 turns it off)");
+	if (!bfs_fuse_wire_wanted())
 		return 0;
-	}
 	ret = fuse_session_custom_io(m->se, &io, fuse_session_fd(m->se));
 	if (ret)
 		return run_error(m, "cannot install the FUSE channel shim: %s "
 				 "(BFS_FUSE_WIRE=0 mounts without it)", strerror(-ret));
-	/* after the mount: /dev/fuse is open, so the fuse module is loaded */
-	if (bfs_fuse_uring_setup(m->se, m->opts.uring, uring_entries(m), &why))
-		return run_error(m, "mount option 'uring': %s", why);
+	bfs_fuse_uring_setup(m->se, m->opts.uring, uring_entries(m));
 	return 0;
 }
 
@@ -446,6 +439,13 @@ static int resolve_paths(struct mount_run *m, const char *device, const char *di
 
 static int check_opts(struct mount_run *m)
 {
+	const char *why = NULL;
+
+	if (bfs_fuse_uring_check(m->opts.uring, &why))
+		return run_error(m, "mount option 'uring': %s", why);
+	if (m->opts.uring == BFS_URING_ON && !bfs_fuse_wire_wanted())
+		return run_error(m, "mount option 'uring' needs the FUSE channel shim "
+				 "(BFS_FUSE_WIRE=0 turns it off)");
 	if (m->opts.no_replay)
 		m->opts.read_only = true;
 	if (m->opts.debug)
