@@ -495,7 +495,24 @@ static void fallback(const char *why, int err)
 			 why ? ")" : "");
 }
 
+static void uring_start(uint64_t flags, uint32_t max_write, uint32_t max_pages);
+
+/*
+ * Runs on the libfuse worker that wrote the INIT reply, which libfuse's
+ * loop cancels when it ends (SIGTERM): not in the middle of this, which
+ * waits on a condition (a cancellation point) and would leave the lock
+ * held and the threads it started unjoined.
+ */
 void bfs_fuse_uring_start(uint64_t flags, uint32_t max_write, uint32_t max_pages)
+{
+	int cancel;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	uring_start(flags, max_write, max_pages);
+	pthread_setcancelstate(cancel, NULL);
+}
+
+static void uring_start(uint64_t flags, uint32_t max_write, uint32_t max_pages)
 {
 	size_t pages = (flags & FUSE_MAX_PAGES) ? max_pages : 32;	/* the kernel's default */
 	unsigned i;
