@@ -44,6 +44,7 @@ struct bfs_mount_opts {
 	bool	discard;	/* discard freed data buckets (in batches) */
 	bool	noacl;		/* POSIX ACLs off */
 	unsigned max_threads;
+	unsigned uring;		/* enum bfs_uring_mode (fuse_uring.h): uring, nouring, or auto */
 	u64	cache_bytes;	/* btree node cache, 0 = the library's default */
 	double	attr_timeout;	/* seconds */
 	double	entry_timeout;

@@ -7,6 +7,7 @@
  * libfuse's own checks.
  */
 #include "fuse_wire.h"
+#include "fuse_uring.h"
 
 #include <bfs/os.h>
 
@@ -38,6 +39,8 @@ static _Thread_local struct {
 	const void	*data;		/* a WRITE's data, page-aligned (rx below); NULL: none */
 	const void	*data_in;	/* where libfuse thinks that data is, in its buffer */
 	size_t		data_len;
+	void		*reply;		/* a ring entry's free payload buffer (fuse_uring.c) */
+	size_t		reply_cap;
 } cur;
 
 /*
@@ -66,6 +69,8 @@ void *bfs_fuse_wire_reply_buf(size_t len)
 {
 	if (cur.data)
 		return NULL;	/* it holds this request's data */
+	if (cur.reply)
+		return len <= cur.reply_cap ? cur.reply : NULL;
 	return bfs_thread_buf(BFS_TBUF_FUSE_RX, len ? len : 1);
 }
 
@@ -193,12 +198,21 @@ ssize_t bfs_fuse_wire_read(int fd, void *buf, size_t len, void *userdata)
 
 	(void)userdata;
 	cur.data = NULL;
+	cur.reply = NULL;
 	n = read_split(fd, buf, len);
 	if (n >= (ssize_t)sizeof(struct fuse_in_header))
 		note_request(buf, (size_t)n);
 	else
 		cur.unique = 0;
 	return n;
+}
+
+void bfs_fuse_wire_note(const void *buf, size_t len, void *reply, size_t reply_cap)
+{
+	cur.data = NULL;
+	cur.reply = reply;
+	cur.reply_cap = reply_cap;
+	note_request(buf, len);
 }
 
 /*
@@ -218,6 +232,9 @@ static void adjust_init(struct fuse_init_out *o, size_t len)
 	uint64_t offered = atomic_load(&wire.offered);
 	uint64_t add = offered & WIRE_WANTED;
 
+	if (bfs_fuse_uring_wanted())
+		add |= offered & BFS_FUSE_OVER_IO_URING;
+
 	if (len < offsetof(struct fuse_init_out, flags2) + sizeof(o->flags2) ||
 	    !(o->flags & FUSE_INIT_EXT))
 		add &= 0xffffffffULL;	/* no room for, or no agreement on, flags2 */
@@ -226,6 +243,29 @@ static void adjust_init(struct fuse_init_out *o, size_t len)
 		o->flags2 |= (uint32_t)(add >> 32);
 	atomic_store(&wire.dio_mmap, (add & FUSE_DIRECT_IO_ALLOW_MMAP) != 0);
 	atomic_store(&wire.killpriv, (add & FUSE_HANDLE_KILLPRIV_V2) != 0);
+}
+
+/* the INIT reply has gone: the ring queues can register now (fuse_uring.h) */
+static void init_sent(const struct fuse_init_out *o, size_t len)
+{
+	uint64_t flags = o->flags;
+
+	if (len >= offsetof(struct fuse_init_out, flags2) + sizeof(o->flags2) &&
+	    (o->flags & FUSE_INIT_EXT))
+		flags |= (uint64_t)o->flags2 << 32;
+	bfs_fuse_uring_start(flags, o->max_write,
+			     len >= offsetof(struct fuse_init_out, max_pages) + sizeof(o->max_pages) ?
+			     o->max_pages : 0);
+}
+
+/* a reply: to the ring entry of the request it answers, else to /dev/fuse */
+static ssize_t wire_send(int fd, struct iovec *iov, int count)
+{
+	ssize_t n;
+
+	if (bfs_fuse_uring_send(iov, count, &n))
+		return n;
+	return writev(fd, iov, count);
 }
 
 /* OPEN and CREATE replies end with a struct fuse_open_out (after the entry, for CREATE) */
@@ -254,11 +294,12 @@ ssize_t bfs_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdat
 	} copy;
 	struct iovec mine[2];
 	size_t len;
+	ssize_t n;
 
 	(void)userdata;
 	if (count != 2 || iov[0].iov_len != sizeof(*out) || out->error || !cur.unique ||
 	    out->unique != cur.unique)
-		return writev(fd, iov, count);
+		return wire_send(fd, iov, count);
 	len = iov[1].iov_len;
 	switch (cur.opcode) {
 	case FUSE_INIT:
@@ -267,7 +308,13 @@ ssize_t bfs_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdat
 		memset(&copy, 0, sizeof(copy));
 		memcpy(&copy, iov[1].iov_base, len);
 		adjust_init(&copy.init, len);
-		goto send;
+		mine[0] = iov[0];
+		mine[1].iov_base = &copy;
+		mine[1].iov_len = len;
+		n = writev(fd, mine, 2);
+		if (n >= 0)
+			init_sent(&copy.init, len);
+		return n;
 	case FUSE_OPEN:
 	case FUSE_CREATE:
 		if (len > sizeof(copy) || len < sizeof(struct fuse_open_out))
@@ -276,10 +323,10 @@ ssize_t bfs_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdat
 		adjust_open(&copy, len);
 		goto send;
 	}
-	return writev(fd, iov, count);
+	return wire_send(fd, iov, count);
 send:
 	mine[0] = iov[0];
 	mine[1].iov_base = &copy;
 	mine[1].iov_len = len;
-	return writev(fd, mine, 2);
+	return wire_send(fd, mine, 2);
 }

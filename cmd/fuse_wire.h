@@ -21,6 +21,8 @@
  *  - OPEN and CREATE replies with FOPEN_DIRECT_IO get
  *    FOPEN_PARALLEL_DIRECT_WRITES: direct writes inside the file then run
  *    under the kernel's shared inode lock.
+ *  - INIT also asks for FUSE_OVER_IO_URING when fuse_uring.h wants it, and
+ *    replies go to the ring entry of their request (fuse_uring.c).
  *
  * BFS_FUSE_WIRE=0 in the environment leaves the shim out: bfs then
  * behaves as with plain libfuse 3.14.  Nothing here knows about bfs.
@@ -44,6 +46,14 @@ void bfs_fuse_wire_reset(void);
 /* struct fuse_custom_io's read and writev (the userdata is not used) */
 ssize_t bfs_fuse_wire_read(int fd, void *buf, size_t len, void *userdata);
 ssize_t bfs_fuse_wire_writev(int fd, struct iovec *iov, int count, void *userdata);
+
+/*
+ * A request this thread serves that did not come through
+ * bfs_fuse_wire_read() (a ring entry's, fuse_uring.c): @buf, @len as
+ * libfuse gets them; @reply, if not NULL, a page-aligned buffer of
+ * @reply_cap bytes that bfs_fuse_wire_reply_buf() may hand out.
+ */
+void bfs_fuse_wire_note(const void *buf, size_t len, void *reply, size_t reply_cap);
 
 /*
  * The data of the WRITE this thread is serving, given libfuse's pointer

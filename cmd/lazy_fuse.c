@@ -63,6 +63,8 @@ LAZY_FN(lazy_fuse, int, fuse_session_mount, (struct fuse_session *se, const char
 LAZY_FN(lazy_fuse, struct fuse_session *, fuse_session_new, (struct fuse_args *args,
 	const struct fuse_lowlevel_ops *op, size_t op_size, void *userdata),
 	(args, op, op_size, userdata))
+LAZY_FN_VOID(lazy_fuse, fuse_session_process_buf, (struct fuse_session *se,
+	const struct fuse_buf *buf), (se, buf))
 LAZY_FN_VOID(lazy_fuse, fuse_session_unmount, (struct fuse_session *se), (se))
 /*
  * The 3.12 loop: a library built with symbol versions names it

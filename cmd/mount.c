@@ -19,6 +19,7 @@
  */
 #include "cmd.h"
 #include "fuse_ops.h"
+#include "fuse_uring.h"
 #include "fuse_wire.h"
 
 #include <bfs/core.h>
@@ -301,6 +302,22 @@ static char *fuse_option_string(const struct mount_run *m)
 }
 
 /*
+ * Ring entries per CPU queue, one thread each (fuse_uring.c): the
+ * max_threads the /dev/fuse loop would have had, shared among the CPUs,
+ * so that as many requests can wait for the device at once.
+ */
+static unsigned uring_entries(const struct mount_run *m)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned n;
+
+	if (cpus < 1)
+		cpus = 1;
+	n = m->opts.max_threads / (unsigned)cpus;
+	return n < 2 ? 2 : n;
+}
+
+/*
  * The /dev/fuse shim (fuse_wire.h), between the mount and the first
  * request (INIT), on the descriptor fuse_session_mount() opened
  */
@@ -319,6 +336,7 @@ static int install_wire(struct mount_run *m)
 	if (ret)
 		return run_error(m, "cannot install the FUSE channel shim: %s "
 				 "(BFS_FUSE_WIRE=0 mounts without it)", strerror(-ret));
+	bfs_fuse_uring_setup(m->se, m->opts.uring, uring_entries(m));
 	return 0;
 }
 
@@ -372,6 +390,8 @@ static int serve(struct mount_run *m)
 	fuse_loop_cfg_set_clone_fd(cfg, m->opts.clone_fd);
 	ret = fuse_session_loop_mt(m->se, cfg);
 	fuse_loop_cfg_destroy(cfg);
+	/* before the filesystem closes: the ring's threads serve no more */
+	bfs_fuse_uring_stop();
 	return ret;
 }
 
@@ -419,6 +439,13 @@ static int resolve_paths(struct mount_run *m, const char *device, const char *di
 
 static int check_opts(struct mount_run *m)
 {
+	const char *why = NULL;
+
+	if (bfs_fuse_uring_check(m->opts.uring, &why))
+		return run_error(m, "mount option 'uring': %s", why);
+	if (m->opts.uring == BFS_URING_ON && !bfs_fuse_wire_wanted())
+		return run_error(m, "mount option 'uring' needs the FUSE channel shim "
+				 "(BFS_FUSE_WIRE=0 turns it off)");
 	if (m->opts.no_replay)
 		m->opts.read_only = true;
 	if (m->opts.debug)
@@ -464,7 +491,7 @@ static int do_mount(struct mount_run *m, const char *device, const char *dir)
 #define MOUNT_WORDS "ro rw allow_other allow_root writeback nowriteback debug clone_fd " \
 	"norecovery noreplay cache_size= max_threads= attr_timeout= entry_timeout= commit= " \
 	"discard nodiscard acl noacl remount relatime strictatime noatime nodiratime " \
-	"nosuid nodev noexec sync dirsync defaults nofail errors="
+	"nosuid nodev noexec sync dirsync defaults nofail errors= uring nouring"
 
 static const struct bfs_opt mount_opts[] = {
 	BFS_OPT("options", 'o', 0, "LIST",
@@ -548,6 +575,9 @@ const struct bfs_cmd bfs_cmd_mount = {
 	"                      errors=, atime options)\n"
 	"  writeback           kernel write-back cache (faster small writes)\n"
 	"  clone_fd            one /dev/fuse descriptor per thread\n"
+	"  uring, nouring      FUSE over io_uring: requests served on the CPU that\n"
+	"                      made them, without read/write; default: when the\n"
+	"                      kernel allows it (fuse's enable_uring parameter)\n"
 	"  debug               print every FUSE request (implies -f)\n"
 	"  relatime            atime on reads after a change or a day (the default);\n"
 	"                      strictatime: on every read; noatime: never\n"

@@ -8,6 +8,7 @@
  */
 #include "cmd.h"
 #include "fuse_ops.h"
+#include "fuse_uring.h"
 
 #include <bfs/super.h>
 
@@ -212,6 +213,11 @@ static int parse_one(struct bfs_mount_opts *o, char *opt, const char *who)
 	char *eq = strchr(opt, '=');
 	int ret;
 
+	/* FUSE over io_uring (cmd/fuse_uring.h): on, off, or auto (neither) */
+	if (!strcmp(opt, "uring") || !strcmp(opt, "nouring")) {
+		o->uring = opt[0] == 'u' ? BFS_URING_ON : BFS_URING_OFF;
+		return 0;
+	}
 	if (!*opt || flag_opt(o, opt) || in_list(ignored, opt) || !strncmp(opt, "x-", 2) ||
 	    !strncmp(opt, "X-", 2) || !strncmp(opt, "comment=", 8) || !strncmp(opt, "user=", 5))
 		return 0;

@@ -17,6 +17,41 @@
 
 static int kern = -1, dev = -1;	/* the kernel's end, the daemon's end */
 
+/*
+ * cmd/fuse_uring.c, as the shim sees it: whether INIT asks for the ring,
+ * what the INIT reply said, and which replies the ring takes
+ */
+static bool stub_uring_wanted;
+static int stub_uring_started;
+static u64 stub_uring_flags;
+static u32 stub_uring_max_write;
+static u64 stub_uring_unique;	/* the ring takes replies to this request */
+static int stub_uring_sent;
+
+bool bfs_fuse_uring_wanted(void)
+{
+	return stub_uring_wanted;
+}
+
+void bfs_fuse_uring_start(uint64_t flags, uint32_t max_write, uint32_t max_pages)
+{
+	(void)max_pages;
+	stub_uring_started++;
+	stub_uring_flags = flags;
+	stub_uring_max_write = max_write;
+}
+
+bool bfs_fuse_uring_send(const struct iovec *iov, int count, ssize_t *ret)
+{
+	const struct fuse_out_header *out = iov[0].iov_base;
+
+	if (!stub_uring_unique || out->unique != stub_uring_unique)
+		return false;
+	stub_uring_sent++;
+	*ret = (ssize_t)(iov[0].iov_len + (count > 1 ? iov[1].iov_len : 0));
+	return true;
+}
+
 static void pair_open(void)
 {
 	int sv[2];
@@ -25,6 +60,10 @@ static void pair_open(void)
 	kern = sv[0];
 	dev = sv[1];
 	bfs_fuse_wire_reset();
+	stub_uring_wanted = false;
+	stub_uring_started = stub_uring_sent = 0;
+	stub_uring_flags = stub_uring_unique = 0;
+	stub_uring_max_write = 0;
 }
 
 static void pair_close(void)
@@ -76,7 +115,8 @@ static void init(u64 offered, u32 reply_flags, struct fuse_init_out *got)
 		.major = 7, .minor = 45, .flags = (u32)offered | FUSE_INIT_EXT,
 		.flags2 = (u32)(offered >> 32),
 	};
-	struct fuse_init_out out = { .major = 7, .minor = 38, .flags = reply_flags };
+	struct fuse_init_out out = { .major = 7, .minor = 38, .flags = reply_flags,
+				     .max_write = 1 << 20 };
 
 	request(FUSE_INIT, 2, &in, sizeof(in));
 	ck_assert_uint_eq(reply(2, 0, &out, sizeof(out), got), sizeof(out));
@@ -96,6 +136,90 @@ START_TEST(test_init_adds_what_was_offered)
 	ck_assert_uint_eq(got.minor, 38);	/* nothing else moves */
 	ck_assert(bfs_fuse_wire_killpriv());
 	ck_assert(bfs_fuse_wire_dio_mmap());
+	pair_close();
+}
+END_TEST
+
+START_TEST(test_init_uring)
+{
+	struct fuse_init_out got;
+
+	pair_open();
+	/* wanted and offered: in the reply, and the ring starts with the reply's flags */
+	stub_uring_wanted = true;
+	init(FUSE_ASYNC_READ | BFS_FUSE_OVER_IO_URING, FUSE_ASYNC_READ | FUSE_INIT_EXT, &got);
+	ck_assert_uint_eq(got.flags2, (u32)(BFS_FUSE_OVER_IO_URING >> 32));
+	ck_assert_int_eq(stub_uring_started, 1);
+	ck_assert(stub_uring_flags & BFS_FUSE_OVER_IO_URING);
+	ck_assert_uint_eq(stub_uring_max_write, 1 << 20);
+	pair_close();
+
+	/* wanted, not offered (the kernel parameter is N): not asked for */
+	pair_open();
+	stub_uring_wanted = true;
+	init(FUSE_ASYNC_READ, FUSE_ASYNC_READ | FUSE_INIT_EXT, &got);
+	ck_assert_uint_eq(got.flags2, 0);
+	ck_assert_int_eq(stub_uring_started, 1);
+	ck_assert(!(stub_uring_flags & BFS_FUSE_OVER_IO_URING));
+	pair_close();
+
+	/* offered, not wanted (-o nouring) */
+	pair_open();
+	init(FUSE_ASYNC_READ | BFS_FUSE_OVER_IO_URING, FUSE_ASYNC_READ | FUSE_INIT_EXT, &got);
+	ck_assert_uint_eq(got.flags2, 0);
+	ck_assert(!(stub_uring_flags & BFS_FUSE_OVER_IO_URING));
+	pair_close();
+}
+END_TEST
+
+/* a reply the ring takes does not reach /dev/fuse; the others do */
+START_TEST(test_uring_replies)
+{
+	struct fuse_out_header oh = { .len = sizeof(oh), .error = -ENOENT, .unique = 7 };
+	struct iovec iov[1] = { { &oh, sizeof(oh) } };
+	struct fuse_open_out o = { .fh = 1 }, got;
+	char buf[64];
+
+	pair_open();
+	stub_uring_unique = 7;
+	ck_assert_int_eq(bfs_fuse_wire_writev(dev, iov, 1, NULL), (ssize_t)sizeof(oh));
+	ck_assert_int_eq(stub_uring_sent, 1);
+	ck_assert_int_eq(recv(kern, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	/* an adjusted reply (OPEN) goes the same way */
+	bfs_fuse_wire_note(&(struct fuse_in_header){ .len = 40, .opcode = FUSE_OPEN, .unique = 7 },
+			   sizeof(struct fuse_in_header), NULL, 0);
+	oh.error = 0;
+	oh.len = sizeof(oh) + sizeof(o);
+	{
+		struct iovec two[2] = { { &oh, sizeof(oh) }, { &o, sizeof(o) } };
+
+		ck_assert_int_eq(bfs_fuse_wire_writev(dev, two, 2, NULL), (ssize_t)oh.len);
+	}
+	ck_assert_int_eq(stub_uring_sent, 2);
+	ck_assert_int_eq(recv(kern, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	/* another request's reply (a notification, an interrupt's): /dev/fuse */
+	stub_uring_unique = 8;
+	request(FUSE_OPEN, 9, &(struct fuse_open_in){ 0 }, sizeof(struct fuse_open_in));
+	ck_assert_uint_eq(reply(9, 0, &o, sizeof(o), &got), sizeof(o));
+	ck_assert_int_eq(stub_uring_sent, 2);
+	pair_close();
+}
+END_TEST
+
+/* a ring request lends its free payload buffer to a READ's reply */
+START_TEST(test_uring_reply_buf)
+{
+	static char payload[8192] __attribute__((aligned(4096)));
+	struct fuse_in_header in = { .len = 80, .opcode = FUSE_READ, .unique = 3 };
+
+	pair_open();
+	bfs_fuse_wire_note(&in, in.len, payload, sizeof(payload));
+	ck_assert_ptr_eq(bfs_fuse_wire_reply_buf(4096), payload);
+	ck_assert_ptr_eq(bfs_fuse_wire_reply_buf(sizeof(payload)), payload);
+	ck_assert_ptr_null(bfs_fuse_wire_reply_buf(sizeof(payload) + 1));
+	/* no buffer lent (the payload holds the request): the thread's own */
+	bfs_fuse_wire_note(&in, in.len, NULL, 0);
+	ck_assert_ptr_ne(bfs_fuse_wire_reply_buf(4096), payload);
 	pair_close();
 }
 END_TEST
@@ -358,6 +482,9 @@ static Suite *fuse_wire_suite(void)
 
 	tcase_add_test(tc, test_init_adds_what_was_offered);
 	tcase_add_test(tc, test_init_without_offer);
+	tcase_add_test(tc, test_init_uring);
+	tcase_add_test(tc, test_uring_replies);
+	tcase_add_test(tc, test_uring_reply_buf);
 	tcase_add_test(tc, test_init_flags2_needs_init_ext);
 	tcase_add_test(tc, test_kill_flags_per_thread);
 	tcase_add_test(tc, test_open_replies);
