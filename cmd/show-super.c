@@ -279,14 +279,13 @@ static int read_chosen_copy(struct bfs_dev *dev, struct bfs_sb_handle *h, unsign
 	if (copy >= h->sb->nr_copies)
 		return bfs_err_line(err, -EINVAL, "there is no copy %u: the superblock lists %u",
 				    copy, h->sb->nr_copies);
-	buf = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+	buf = bfs_sb_buf_alloc();
 	if (!buf)
 		return -ENOMEM;
-	memset(buf, 0, BFS_SB_MAX_BYTES);
 	off = le64_to_cpu(h->sb->copy_offset[copy]);
 	ret = bfs_sb_read_copy(dev, off, buf, err);
 	if (ret) {
-		bfs_free(buf);
+		bfs_sb_buf_free(buf);
 		return ret;
 	}
 	bfs_sb_handle_release(h);

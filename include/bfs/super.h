@@ -65,7 +65,7 @@ u64 bfs_sb_csum(const struct bfs_sb *sb);
 unsigned bfs_sb_copy_offsets(u64 dev_size, u64 offsets[BFS_SB_MAX_COPIES]);
 
 struct bfs_sb_handle {
-	struct bfs_sb *sb;	/* valid superblock (malloc'd, BFS_SB_MAX_BYTES) */
+	struct bfs_sb *sb;	/* valid superblock (a bfs_sb_buf_alloc() buffer) */
 	unsigned copy;		/* index of the copy used, 0 = primary */
 	u64	offset;		/* its byte offset */
 	bool	used_backup;	/* primary was unreadable, invalid or outvoted */
@@ -89,6 +89,15 @@ bool bfs_sb_same(const struct bfs_sb *a, const struct bfs_sb *b);
 /* where two copies first differ past seq, checksum and write time: "at byte N (field)" */
 void bfs_sb_diff_text(const struct bfs_sb *a, const struct bfs_sb *b, char *buf, size_t len);
 void bfs_sb_handle_release(struct bfs_sb_handle *h);
+
+/*
+ * A zeroed BFS_SB_MAX_BYTES buffer, page-aligned, whose pages are resident
+ * only once written (buf.c); NULL if out of memory.  Handles hold these:
+ * what goes into a handle must come from here, freed by
+ * bfs_sb_handle_release() or bfs_sb_buf_free() (NULL is fine).
+ */
+struct bfs_sb *bfs_sb_buf_alloc(void);
+void bfs_sb_buf_free(struct bfs_sb *sb);
 
 /* read and validate the copy at @offset into @buf (BFS_SB_MAX_BYTES) */
 int bfs_sb_read_copy(struct bfs_dev *dev, u64 offset, struct bfs_sb *buf, char *err);

@@ -580,7 +580,8 @@ static int load_alloc(struct bfs_fs_data *d, u64 *stored_live)
 			bfs_warn("data: alloc key for bucket %" PRIu64 " outside the device", b);
 			continue;
 		}
-		d->b[b].gen = le32_to_cpu(v->gen);
+		if (d->b[b].gen != le32_to_cpu(v->gen))
+			d->b[b].gen = le32_to_cpu(v->gen);
 		stored_live[b] = le64_to_cpu(v->live_sectors);
 	}
 	bfs_btree_iter_exit(&it);
@@ -643,7 +644,8 @@ static int take_known_live(struct bfs_fs_data *d, const struct bfs_bucket_live *
 		if (known[b].sectors && known[b].gen != d->b[b].gen)
 			return 0;
 	for (b = d->first_bucket; b < d->nbuckets; b++)
-		d->b[b].live = known[b].sectors;
+		if (d->b[b].live != known[b].sectors)	/* see bfs_data_table_alloc() */
+			d->b[b].live = known[b].sectors;
 	return 1;
 }
 
@@ -663,10 +665,34 @@ static void mark_shared(struct bfs_fs_data *d, u64 b)
 	d->b[b].shared = true;
 }
 
+/*
+ * The bucket table is a mapping of its own (24 bytes a bucket): zero
+ * without being touched, so the buckets nothing writes (free space, for
+ * fsck and the tools every bucket without data) cost no resident memory,
+ * where calloc() may hand back heap pages it has to clear, all of them.
+ */
+static size_t table_bytes(u64 nbuckets)
+{
+	/* a mapping cannot be empty */
+	return (size_t)BFS_MAX(nbuckets, (u64)1) * sizeof(struct bfs_bucket);
+}
+
+struct bfs_bucket *bfs_data_table_alloc(u64 nbuckets)
+{
+	if (nbuckets > SIZE_MAX / sizeof(struct bfs_bucket))
+		return NULL;
+	return bfs_map_anon(table_bytes(nbuckets));
+}
+
+void bfs_data_table_free(struct bfs_bucket *b, u64 nbuckets)
+{
+	bfs_unmap(b, table_bytes(nbuckets));
+}
+
 int bfs_data_alloc_setup(struct bfs_fs_data *d)
 {
 	d->a = bfs_core_alloc(d->c);
-	d->b = bfs_calloc(d->nbuckets, sizeof(*d->b));
+	d->b = bfs_data_table_alloc(d->nbuckets);
 	if (!d->b)
 		return -ENOMEM;
 	d->find_cursor = d->nbuckets;
@@ -777,7 +803,8 @@ int bfs_data_premark_committed(struct bfs_fs_data *d)
 		u8 r = d->b[b].replayed;
 		bool data = r & BUCKET_REPLAYED ? r & BUCKET_REPLAYED_DATA : r & BUCKET_COMMITTED_DATA;
 
-		d->b[b].replayed = 0;
+		if (r)
+			d->b[b].replayed = 0;	/* a write would make the page resident */
 		/* data may be here: conservative until the extents are counted after replay */
 		if (data && !err)
 			err = premark(d, b);
@@ -818,8 +845,11 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 	if (!ret && d->fs->check_only) {
 		/* nothing is written, and fsck recounts: the alloc keys' word is enough */
 		for (b = d->first_bucket; b < d->nbuckets; b++) {
-			d->b[b].live = stored[b];
-			d->b[b].premarked = false;
+			/* written only where they change: the free buckets' pages stay unmapped */
+			if (d->b[b].premarked)
+				d->b[b].premarked = false;
+			if (d->b[b].live != stored[b])
+				d->b[b].live = stored[b];
 			if (stored[b]) {
 				d->b[b].data = true;
 				d->nr_data_buckets++;
@@ -842,7 +872,8 @@ int bfs_data_alloc_init(struct bfs_fs_data *d)
 		struct bfs_bucket *bk = &d->b[b];
 		bool premarked = bk->premarked;
 
-		bk->premarked = false;
+		if (premarked)
+			bk->premarked = false;	/* not written otherwise: see bfs_data_table_alloc() */
 		if (bk->live != stored[b])
 			bfs_warn("data: bucket %" PRIu64 " has %" PRIu64 " live sectors, alloc key says %"
 				 PRIu64, b, bk->live, stored[b]);
@@ -897,7 +928,7 @@ void bfs_data_alloc_exit(struct bfs_fs_data *d)
 		return;
 	bfs_mutex_destroy(&d->lock);
 	bfs_mutex_destroy(&d->gc_lock);
-	bfs_free(d->b);
+	bfs_data_table_free(d->b, d->nbuckets);
 	bfs_free(d->pending);
 	bfs_free(d->held_slots);
 	d->held_slots = NULL;

@@ -35,6 +35,10 @@ struct bfs_bucket {
 	u64	live;		/* sectors of extents pointing into it, as applied */
 };
 
+/* a zeroed table of @nbuckets buckets and its release (alloc_data.c) */
+struct bfs_bucket *bfs_data_table_alloc(u64 nbuckets);
+void bfs_data_table_free(struct bfs_bucket *b, u64 nbuckets);
+
 /* struct bfs_bucket replayed */
 enum {
 	BUCKET_REPLAYED		= 1,	/* a replayed alloc key for it, */

@@ -50,7 +50,8 @@ static int grow_sb(void *ctx, struct bfs_dev *dev, const struct bfs_sb *cur, str
 /* the bucket table and both allocators take buckets up to @nbuckets */
 static int data_grow(struct bfs_fs_data *d, u64 nbuckets)
 {
-	struct bfs_bucket *b = bfs_calloc(nbuckets, sizeof(*b)), *old;
+	struct bfs_bucket *b = bfs_data_table_alloc(nbuckets), *old;
+	u64 old_nbuckets = d->nbuckets;
 	int ret;
 
 	if (!b)
@@ -60,7 +61,7 @@ static int data_grow(struct bfs_fs_data *d, u64 nbuckets)
 	ret = bfs_alloc_grow(d->a, nbuckets);
 	if (ret) {
 		bfs_mutex_unlock(&d->lock);
-		bfs_free(b);
+		bfs_data_table_free(b, nbuckets);
 		return ret;
 	}
 	old = d->b;
@@ -69,7 +70,7 @@ static int data_grow(struct bfs_fs_data *d, u64 nbuckets)
 	d->find_cursor = nbuckets;	/* new data goes to the new space first */
 	d->reserve_slots = bfs_alloc_nr_total(d->a) / 64;
 	bfs_mutex_unlock(&d->lock);
-	bfs_free(old);	/* every user holds an inode lock, or gc_lock, or d->lock */
+	bfs_data_table_free(old, old_nbuckets);	/* every user holds an inode lock, or gc_lock, or d->lock */
 	return 0;
 }
 

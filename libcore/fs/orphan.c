@@ -34,14 +34,28 @@ struct open_entry {
 
 struct bfs_open_inodes {
 	bfs_mutex	lock;		/* the table itself; counts also under inode locks */
-	struct open_entry *buckets[OPEN_BUCKETS];
+	struct open_entry **buckets;	/* OPEN_BUCKETS, a mapping of its own */
 };
+
+/*
+ * The bucket array (128 KiB) is mapped, not allocated: its pages are
+ * resident only once a bucket in them is used, so an open that never opens
+ * a file (fsck, the tools) does not pay for it, and from the heap calloc()
+ * could hand back recycled pages it must clear.
+ */
+#define OPEN_TABLE_BYTES	(OPEN_BUCKETS * sizeof(struct open_entry *))
 
 int bfs_open_inodes_init(struct bfs_fs *fs)
 {
 	fs->open = bfs_zalloc(sizeof(*fs->open));
 	if (!fs->open)
 		return -ENOMEM;
+	fs->open->buckets = bfs_map_anon(OPEN_TABLE_BYTES);
+	if (!fs->open->buckets) {
+		bfs_free(fs->open);
+		fs->open = NULL;
+		return -ENOMEM;
+	}
 	bfs_mutex_init(&fs->open->lock);
 	return 0;
 }
@@ -61,6 +75,7 @@ void bfs_open_inodes_exit(struct bfs_fs *fs)
 		}
 	}
 	bfs_mutex_destroy(&fs->open->lock);
+	bfs_unmap(fs->open->buckets, OPEN_TABLE_BYTES);
 	bfs_free(fs->open);
 	fs->open = NULL;
 }

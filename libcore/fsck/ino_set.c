@@ -18,7 +18,8 @@ struct ino_chunk {
 	u32	nr, cap;
 	u16	*low;		/* sparse: sorted low bits, nr of them */
 	u64	*bits;		/* dense: CHUNK_WORDS words */
-	u16	*rank;		/* dense: numbers in the words before each word */
+	u16	*rank;		/* dense: numbers in the words before each word, */
+	u32	rank_end;	/* for words [0, rank_end) (past it no bit is set) */
 };
 
 struct ino_late {
@@ -26,11 +27,19 @@ struct ino_late {
 	size_t	idx;
 };
 
+/*
+ * A chunk becomes a bitmap as soon as its list would be bigger, while it is
+ * still being filled (numbers come in ascending order): a list left to grow
+ * to the end of the chunk reached 128 KiB (65536 numbers) and left the
+ * holes of its doublings in the heap, most of the set's peak.  Ranks are
+ * filled as the numbers pass each word, so they hold for the words a set
+ * bit can be in.
+ */
 static int make_dense(struct ino_chunk *c)
 {
 	u64 *bits = bfs_zalloc(CHUNK_WORDS * sizeof(*bits));
 	u16 *rank = bfs_malloc(CHUNK_WORDS * sizeof(*rank));
-	u32 i, n = 0;
+	u32 i, n = 0, end = c->nr ? (u32)(c->low[c->nr - 1] >> 6) + 1 : 0;
 
 	if (!bits || !rank) {
 		bfs_free(bits);
@@ -39,15 +48,28 @@ static int make_dense(struct ino_chunk *c)
 	}
 	for (i = 0; i < c->nr; i++)
 		bits[c->low[i] >> 6] |= 1ULL << (c->low[i] & 63);
-	for (i = 0; i < CHUNK_WORDS; i++) {
+	for (i = 0; i < end; i++) {
 		rank[i] = (u16)n;
 		n += (u32)__builtin_popcountll(bits[i]);
 	}
 	bfs_free(c->low);
 	c->low = NULL;
+	c->cap = 0;
 	c->bits = bits;
 	c->rank = rank;
+	c->rank_end = end;
 	return 0;
+}
+
+/* @low, above every number in dense chunk @c */
+static void dense_add(struct ino_chunk *c, u16 low)
+{
+	u32 w = low >> 6;
+
+	for (; c->rank_end <= w; c->rank_end++)
+		c->rank[c->rank_end] = (u16)c->nr;
+	c->bits[w] |= 1ULL << (low & 63);
+	c->nr++;
 }
 
 static int add_late(struct ino_set *s, u64 ino, size_t idx)
@@ -83,9 +105,6 @@ int ino_set_add(struct ino_set *s, u64 ino, size_t *idx)
 		goto out;
 	}
 	if (!c || c->hi != hi) {
-		/* the last chunk is complete: a bitmap if that is smaller */
-		if (c && c->nr > INO_SET_DENSE && (ret = make_dense(c)))
-			return ret;
 		if (s->nr_ch == s->cap_ch) {
 			size_t cap = s->cap_ch * 2 + 16;
 			struct ino_chunk *n = bfs_realloc(s->ch, cap * sizeof(*n));
@@ -98,8 +117,16 @@ int ino_set_add(struct ino_set *s, u64 ino, size_t *idx)
 		c = &s->ch[s->nr_ch++];
 		*c = (struct ino_chunk){ .hi = hi, .base = s->nr };
 	}
+	if (!c->bits && c->nr == INO_SET_DENSE && (ret = make_dense(c)))
+		return ret;
+	if (c->bits) {
+		dense_add(c, (u16)ino);
+		s->last = ino;
+		ret = 0;
+		goto out;
+	}
 	if (c->nr == c->cap) {
-		u32 cap = c->cap ? c->cap * 2 : 64;
+		u32 cap = c->cap ? BFS_MIN(c->cap * 2, (u32)INO_SET_DENSE) : 64;
 		u16 *n = bfs_realloc(c->low, cap * sizeof(*n));
 
 		if (!n)

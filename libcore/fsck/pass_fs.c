@@ -441,7 +441,12 @@ static int run_checks(struct fs_check *fc, bool collected)
 	/* before anything is reconnected to it */
 	if (!ret)
 		ret = fsck_check_lost_found(fc);
-	/* the extent check, then the buckets */
+	/*
+	 * the extent check, then the buckets: the peak of the pass; what the
+	 * sweeps before it freed (parse buffers, key indexes of the nodes they
+	 * read) goes back first, not only at the end of the pass (fsck.c)
+	 */
+	bfs_heap_trim();
 	if (!ret)
 		ret = fsck_check_alloc(fc);
 	if (!ret && f->check_data)

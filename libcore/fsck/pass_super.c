@@ -32,7 +32,7 @@ struct copies {
 static void copies_free(struct copies *c)
 {
 	for (unsigned i = 0; i < BFS_SB_MAX_COPIES; i++)
-		bfs_free(c->buf[i]);
+		bfs_sb_buf_free(c->buf[i]);
 }
 
 static int read_copies(struct bfs_fsck *f, struct copies *c)
@@ -43,10 +43,9 @@ static int read_copies(struct bfs_fsck *f, struct copies *c)
 	c->nr = ref->nr_copies;
 	c->all_backups_ref = true;
 	for (i = f->sb.used_backup ? 0 : 1; i < c->nr; i++) {
-		c->buf[i] = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+		c->buf[i] = bfs_sb_buf_alloc();
 		if (!c->buf[i])
 			return -ENOMEM;
-		memset(c->buf[i], 0, BFS_SB_MAX_BYTES);
 		c->ret[i] = bfs_sb_read_copy(f->dev, le64_to_cpu(ref->copy_offset[i]), c->buf[i],
 					     c->err[i]);
 		bfs_fsck_progress(f, i + 1, c->nr);

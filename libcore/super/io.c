@@ -88,20 +88,19 @@ static void try_backup(struct bfs_dev *dev, struct sb_search *s, unsigned copy, 
 
 	if (already_tried(s, offset))
 		return;
-	cand = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+	cand = bfs_sb_buf_alloc();
 	if (!cand)
 		return;
-	memset(cand, 0, BFS_SB_MAX_BYTES);
 	ret = bfs_sb_read_copy(dev, offset, cand, err);
 	s->any_magic |= ret != -ENODATA;
 	if (!ret && (!s->best || le64_to_cpu(cand->seq) > le64_to_cpu(s->best->seq))) {
-		bfs_free(s->best);
+		bfs_sb_buf_free(s->best);
 		s->best = cand;
 		s->best_copy = copy;
 		s->best_offset = offset;
 		return;
 	}
-	bfs_free(cand);
+	bfs_sb_buf_free(cand);
 }
 
 /*
@@ -130,17 +129,16 @@ int bfs_sb_read(struct bfs_dev *dev, struct bfs_sb_handle *h, char *err)
 	int ret;
 
 	memset(h, 0, sizeof(*h));
-	buf = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+	buf = bfs_sb_buf_alloc();
 	if (!buf)
 		return -ENOMEM;
-	memset(buf, 0, BFS_SB_MAX_BYTES);
 	ret = bfs_sb_read_copy(dev, BFS_SB_OFFSET, buf, h->primary_err);
 	if (!ret) {
 		h->sb = buf;
 		h->offset = BFS_SB_OFFSET;
 		return bfs_sb_outvote(dev, h);
 	}
-	bfs_free(buf);
+	bfs_sb_buf_free(buf);
 	h->primary_ret = ret;
 	/* an unsupported but valid primary is final: a backup would be older */
 	if (ret == -EPROTONOSUPPORT) {
@@ -165,7 +163,7 @@ int bfs_sb_read(struct bfs_dev *dev, struct bfs_sb_handle *h, char *err)
 
 void bfs_sb_handle_release(struct bfs_sb_handle *h)
 {
-	bfs_free(h->sb);
+	bfs_sb_buf_free(h->sb);
 	h->sb = NULL;
 }
 

@@ -108,12 +108,11 @@ int bfs_sb_outvote(struct bfs_dev *dev, struct bfs_sb_handle *h)
 	int err = 0;
 
 	for (i = 1; i < nr; i++) {
-		bufs[i] = bfs_aligned_alloc(BFS_SB_IO_ALIGN, BFS_SB_MAX_BYTES);
+		bufs[i] = bfs_sb_buf_alloc();
 		if (!bufs[i]) {
 			err = -ENOMEM;
 			goto out;
 		}
-		memset(bufs[i], 0, BFS_SB_MAX_BYTES);
 		ret[i] = bfs_sb_read_copy(dev, le64_to_cpu(p->copy_offset[i]), bufs[i], NULL);
 	}
 	win = outvoting_copy(p, bufs, ret, nr);
@@ -130,7 +129,7 @@ int bfs_sb_outvote(struct bfs_dev *dev, struct bfs_sb_handle *h)
 	}
 	h->offset = le64_to_cpu(p->copy_offset[win]);
 	h->copy = win;
-	bfs_free(h->sb);
+	bfs_sb_buf_free(h->sb);
 	h->sb = bufs[win];
 	bufs[win] = NULL;
 	h->used_backup = true;
@@ -138,6 +137,6 @@ int bfs_sb_outvote(struct bfs_dev *dev, struct bfs_sb_handle *h)
 	h->primary_ret = -EUCLEAN;
 out:
 	for (i = 0; i < BFS_SB_MAX_COPIES; i++)
-		bfs_free(bufs[i]);
+		bfs_sb_buf_free(bufs[i]);
 	return err;
 }

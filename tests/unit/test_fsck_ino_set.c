@@ -122,6 +122,37 @@ START_TEST(test_late)
 END_TEST
 
 /* counts of scattered indices survive every growth of the table, updated in place */
+/*
+ * A chunk turns into a bitmap while it is still being filled (past 5120
+ * numbers): lookups in between, the way pass 2 looks up as it adds, must
+ * find every number so far at its index and nothing above the last.
+ */
+START_TEST(test_find_while_filling)
+{
+	struct ino_set s = { 0 };
+	size_t n = 0, i, idx;
+	u64 ino;
+
+	for (ino = 3; ino < 3 * 65536; ino += 1 + next_rand() % 3) {
+		inos[n] = ino;
+		ck_assert_int_eq(ino_set_add(&s, ino, &idx_of[n]), 0);
+		ck_assert_uint_eq(idx_of[n], n);
+		ck_assert(ino_set_find(&s, ino, &idx) && idx == n);
+		ck_assert(!ino_set_find(&s, ino + 1, &idx));
+		ck_assert(!ino_set_find(&s, ino + 64, &idx));
+		/* an earlier one, often in a word already passed */
+		i = next_rand() % (n + 1);
+		ck_assert(ino_set_find(&s, inos[i], &idx) && idx == i);
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		ck_assert(ino_set_find(&s, inos[i], &idx) && idx == i);
+	/* two full chunks and most of a third, all as bitmaps: ~10 KiB each */
+	ck_assert_uint_lt(ino_set_bytes(&s), 3 * 10 * 1024 + 4096);
+	ino_set_free(&s);
+}
+END_TEST
+
 START_TEST(test_link_table)
 {
 	static u32 want[MAX_INOS];
@@ -158,8 +189,11 @@ static Suite *suite(void)
 	Suite *s = suite_create("fsck_ino_set");
 	TCase *tc = tcase_create("ino_set");
 
+	/* a second of CPU, but a loaded machine (and ASan) stretches the wall time */
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_in_order);
 	tcase_add_test(tc, test_late);
+	tcase_add_test(tc, test_find_while_filling);
 	tcase_add_test(tc, test_link_table);
 	suite_add_tcase(s, tc);
 	return s;
