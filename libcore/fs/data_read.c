@@ -140,8 +140,9 @@ static int read_collect(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 	u8 *out = buf;
 	int ret;
 
+	/* a read wants one extent or a few: no batch of keys copied ahead */
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS,
-			    BFS_POS(ino, off >> BFS_SECTOR_SHIFT, 0), 0);
+			    BFS_POS(ino, off >> BFS_SECTOR_SHIFT, 0), BFS_ITER_FEW);
 	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
 		u64 ks = bfs_bkey_start(k) << BFS_SECTOR_SHIFT;
 		u64 ke = le64_to_cpu(k->offset) << BFS_SECTOR_SHIFT;
@@ -161,6 +162,8 @@ static int read_collect(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 		if (ret)
 			break;
 		done = e;
+		if (done == end)
+			break;	/* covered: no look at the next key */
 	}
 	bfs_btree_iter_exit(&it);
 	if (ret && ret != -ENOENT)
