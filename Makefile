@@ -39,6 +39,11 @@ BFS_LDLIBS := $(filter-out $(BFS_LAZY_LIBS),$(LDLIBS_ALL))
 
 B ?= build
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# XXH3's AVX2 kernel in one file, picked at run time (libcore/util/xxhash_avx2.c)
+ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+CFLAGS_ALL += -DBFS_HAVE_XXH3_AVX2
+$(B)/libcore/util/xxhash_avx2.o: CFLAGS_ALL += -mavx2
+endif
 
 LIB_SRCS := $(filter-out $(LIB_EXCLUDE),$(sort $(shell find libcore -name '*.c')))
 CMD_SRCS := $(filter-out $(CMD_EXCLUDE),$(sort $(wildcard cmd/*.c)))

@@ -650,6 +650,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct bfs_fuse *f = fuse_of(req);
 	char *buf, *mine = NULL;
+	bool due;
 	ssize_t n;
 
 	if (off < 0)
@@ -666,12 +667,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return reply_err(req, -ENOMEM);
 	if (!buf)
 		buf = mine;
-	n = bfs_fs_read(fs_of(req), ino, buf, size, (u64)off);
+	/* the inode the read saw tells whether atime moves: no second look-up */
+	n = bfs_fs_read_due(fs_of(req), ino, buf, size, (u64)off,
+			    f->read_only ? BFS_ATIME_NEVER : f->atime, &due);
 	if (n < 0) {
 		reply_err(req, n);
 	} else {
 		fuse_reply_buf(req, buf, (size_t)n);
-		atime_touch(f, ino, f->atime);
+		if (due)
+			atime_touch(f, ino, f->atime);
 	}
 	free(mine);
 }

@@ -46,6 +46,7 @@ u32 bfs_btree_max_key_u64s(struct bfs_core *c);
 
 enum bfs_iter_flags {
 	BFS_ITER_PREFETCH	= 1 << 0,	/* sequential scan: read the next leaves ahead */
+	BFS_ITER_FEW		= 1 << 1,	/* a few keys (a file read's extents): no batch ahead */
 };
 
 struct bfs_btree_iter {

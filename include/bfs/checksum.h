@@ -9,6 +9,10 @@
 u64 bfs_xxh3(const void *buf, size_t len);
 /* checksum of @buf with @type (enum bfs_csum_type); 0 for BFS_CSUM_NONE */
 u64 bfs_csum(unsigned type, const void *buf, size_t len);
+#ifdef BFS_HAVE_XXH3_AVX2
+/* bfs_xxh3() with XXH3's AVX2 kernel: only on a CPU with AVX2 */
+u64 bfs_xxh3_avx2(const void *buf, size_t len);
+#endif
 const char *bfs_csum_name(unsigned type);
 const char *bfs_compression_name(unsigned type);
 

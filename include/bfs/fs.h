@@ -251,6 +251,16 @@ int bfs_fs_touch_atime(struct bfs_fs *fs, u64 ino, unsigned policy);
 
 /* data: holes read as zeros; a checksum mismatch is -EIO, never wrong data */
 ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off);
+/*
+ * bfs_fs_read(), and *@atime_due: whether the inode the read saw says an
+ * access changes atime under @policy.  Only then need the caller call
+ * bfs_fs_touch_atime(): most reads under relatime take the inode lock and
+ * look the inode up once, not twice.  Not due stays right until the
+ * caller's update: atime only moves forward, and a write meanwhile came
+ * after this access.
+ */
+ssize_t bfs_fs_read_due(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off,
+			unsigned policy, bool *atime_due);
 ssize_t bfs_fs_write(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off);
 /*
  * BFS_WRITE_CACHED: the caller's own I/O is buffered (a file opened without

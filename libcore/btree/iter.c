@@ -366,7 +366,8 @@ static int found(struct btree_node *n, struct bfs_btree_iter *it, u32 i, struct 
 
 	it->idx = i;
 	it->leaf_mod_seq = n->mod_seq;
-	if (fwd && !ret)
+	/* BFS_ITER_FEW: copying a batch would cost more than the keys wanted */
+	if (fwd && !ret && !(it->flags & BFS_ITER_FEW))
 		fill_ahead(it, n, i, s);
 	else
 		ahead_drop(it);

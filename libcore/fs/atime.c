@@ -34,6 +34,12 @@ static s64 ts_ns(const struct timespec *ts)
 	return (s64)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
+bool bfs_inode_atime_due(const struct bfs_inode *inode, unsigned policy)
+{
+	return atime_due(inode->atime, inode->mtime, inode->ctime, inode->flags, policy,
+			 bfs_fs_now());
+}
+
 bool bfs_fs_atime_due(const struct bfs_stat *st, unsigned policy)
 {
 	return atime_due(ts_ns(&st->atime), ts_ns(&st->mtime), ts_ns(&st->ctime), st->flags,

@@ -140,8 +140,9 @@ static int read_collect(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 	u8 *out = buf;
 	int ret;
 
+	/* a read wants one extent or a few: no batch of keys copied ahead */
 	bfs_btree_iter_init(&it, d->c, BFS_BTREE_EXTENTS,
-			    BFS_POS(ino, off >> BFS_SECTOR_SHIFT, 0), 0);
+			    BFS_POS(ino, off >> BFS_SECTOR_SHIFT, 0), BFS_ITER_FEW);
 	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
 		u64 ks = bfs_bkey_start(k) << BFS_SECTOR_SHIFT;
 		u64 ke = le64_to_cpu(k->offset) << BFS_SECTOR_SHIFT;
@@ -161,6 +162,8 @@ static int read_collect(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u
 		if (ret)
 			break;
 		done = e;
+		if (done == end)
+			break;	/* covered: no look at the next key */
 	}
 	bfs_btree_iter_exit(&it);
 	if (ret && ret != -ENOENT)
@@ -306,7 +309,9 @@ static int read_locked(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 of
 	return ret;
 }
 
-ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
+/* bfs_fs_read(); *@atime: whether the inode it saw is due an atime update */
+static ssize_t fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off,
+		       unsigned policy, bool *atime)
 {
 	struct bfs_inode inode;
 	int ret;
@@ -320,6 +325,7 @@ ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
 		return ret;
 	bfs_tail_peek(fs, ino, &tp);
 	bfs_tail_apply(&tp, &inode);
+	*atime = policy != BFS_ATIME_NEVER && bfs_inode_atime_due(&inode, policy);
 	if (off >= inode.size) {
 		bfs_inode_unlock(fs, ino);
 		return 0;
@@ -340,6 +346,20 @@ ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
 	}
 	bfs_inode_unlock(fs, ino);
 	return ret ? ret : (ssize_t)len;
+}
+
+ssize_t bfs_fs_read(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
+{
+	bool atime;
+
+	return fs_read(fs, ino, buf, len, off, BFS_ATIME_NEVER, &atime);
+}
+
+ssize_t bfs_fs_read_due(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off,
+			unsigned policy, bool *atime_due)
+{
+	*atime_due = false;
+	return fs_read(fs, ino, buf, len, off, policy, atime_due);
 }
 
 int bfs_fs_map(struct bfs_fs *fs, u64 ino, int (*fn)(void *ctx, const struct bfs_fs_extent *e),

@@ -107,6 +107,8 @@ static inline int bfs_iflags_may_write(u32 flags, u64 size, u64 off)
 
 /* read inode @ino: -ENOENT if it does not exist */
 int bfs_inode_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode);
+/* would an access now change atime (atime.c)? */
+bool bfs_inode_atime_due(const struct bfs_inode *inode, unsigned policy);
 /* queue the write of @inode in @t (the caller holds the inode lock) */
 int bfs_inode_write(struct bfs_trans *t, const struct bfs_inode *inode);
 s64 bfs_fs_now(void);

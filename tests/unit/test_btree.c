@@ -152,7 +152,9 @@ START_TEST(test_iter_keys_stable)
 	for (i = 0; i < n; i += 3)
 		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 2)), 0);
 
-	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, BFS_ITER_PREFETCH);
+	/* loop 1: BFS_ITER_FEW, each key found in the leaf, no batch ahead */
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN,
+			    BFS_ITER_PREFETCH | (_i ? BFS_ITER_FEW : 0));
 	for (ret = bfs_btree_iter_peek(&it, &k); !ret; ret = bfs_btree_iter_next(&it, &k)) {
 		u64 idx = le64_to_cpu(k->inode) * 100 + le64_to_cpu(k->offset);
 
@@ -843,7 +845,7 @@ static Suite *btree_suite(void)
 	tcase_add_test(tc, test_iter_prev_next);
 	tcase_add_test(tc, test_for_each_btree_key);
 	tcase_add_test(tc, test_snapshot_lookups);
-	tcase_add_test(tc, test_iter_keys_stable);
+	tcase_add_loop_test(tc, test_iter_keys_stable, 0, 2);
 	tcase_add_test(tc, test_extents);
 	tcase_add_test(tc, test_cache_budget);
 	tcase_add_test(tc, test_readahead_mode);

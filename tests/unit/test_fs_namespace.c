@@ -1090,6 +1090,46 @@ START_TEST(test_atime)
 }
 END_TEST
 
+/* bfs_fs_read_due() says due exactly when the inode it read was */
+START_TEST(test_read_atime_due)
+{
+	struct bfs_setattr sa = { .valid = BFS_SET_ATIME };
+	char buf[16];
+	struct bfs_stat st;
+	bool due = true;
+	u64 f;
+
+	f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	ck_assert_int_eq(bfs_fs_write(fs, f, "hello", 5, 0), 5);
+	/* written after its atime: due under relatime */
+	ck_assert_int_eq(bfs_fs_read_due(fs, f, buf, sizeof(buf), 0, BFS_ATIME_RELATIME, &due), 5);
+	ck_assert(due);
+	ck_assert(!memcmp(buf, "hello", 5));
+	ck_assert_int_eq(bfs_fs_read_due(fs, f, buf, sizeof(buf), 0, BFS_ATIME_NEVER, &due), 5);
+	ck_assert(!due);
+	ck_assert_int_eq(bfs_fs_touch_atime(fs, f, BFS_ATIME_RELATIME), 0);
+	/* read since: not due, but strictatime always is */
+	ck_assert_int_eq(bfs_fs_read_due(fs, f, buf, sizeof(buf), 0, BFS_ATIME_RELATIME, &due), 5);
+	ck_assert(!due);
+	ck_assert_int_eq(bfs_fs_read_due(fs, f, buf, sizeof(buf), 0, BFS_ATIME_STRICT, &due), 5);
+	ck_assert(due);
+	/* also at the end of the file, as a read(2) there is an access */
+	ck_assert_int_eq(bfs_fs_read_due(fs, f, buf, sizeof(buf), 100, BFS_ATIME_STRICT, &due), 0);
+	ck_assert(due);
+	/* atime set back (which moves ctime past it too): due again */
+	ck_assert_int_eq(bfs_fs_getattr(fs, f, &st), 0);
+	sa.atime = (struct timespec){ .tv_sec = st.atime.tv_sec - 2 * 24 * 3600 };
+	ck_assert_int_eq(bfs_fs_setattr(fs, f, &sa, &st), 0);
+	ck_assert_int_eq(bfs_fs_read_due(fs, f, buf, sizeof(buf), 0, BFS_ATIME_RELATIME, &due), 5);
+	ck_assert(due);
+	/* errors leave it false */
+	due = true;
+	ck_assert_int_eq(bfs_fs_read_due(fs, BFS_ROOT_INO, buf, sizeof(buf), 0,
+					 BFS_ATIME_STRICT, &due), -EISDIR);
+	ck_assert(!due);
+}
+END_TEST
+
 static int set_flags(u64 ino, u32 flags)
 {
 	struct bfs_setattr sa = { .valid = BFS_SET_FLAGS, .flags = flags };
@@ -2214,6 +2254,7 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_orphans);
 	tcase_add_test(tc, test_orphans_forget);
 	tcase_add_test(tc, test_atime);
+	tcase_add_test(tc, test_read_atime_due);
 	tcase_add_test(tc, test_inode_flags);
 	tcase_add_test(tc, test_acl);
 	tcase_add_test(tc, test_orphans_crash);
