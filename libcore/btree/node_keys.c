@@ -258,10 +258,20 @@ static inline u32 sk_lower_group(const struct node_sk *sk, u32 lo, sk_num want)
 	return lo + (sk_num_of(&sk[lo]) < want);
 }
 
-/* entries whose inode and offset tie pos's: the snapshot decides, in the key itself */
+/*
+ * Entries whose inode and offset tie pos's: the snapshot decides, in the key
+ * itself.  Every lookup that finds its key gets here.  The entry count sits
+ * on a line of its own (the chunk's first), which nothing else a search
+ * reads shares, so it is read only when pos's inode and offset are all
+ * ones, the padding's value: only then can the padding tie.  (Reading it
+ * always cost one more cache line per lookup that finds its key.)
+ */
 static u32 chunk_tie_walk(const struct key_chunk *ch, u32 j, struct bfs_bpos pos)
 {
-	while (j < ch->nr && sk_eq(&ch->sk[j], pos) && bfs_bkey_cmp_pos(ch->k[j], pos) < 0)
+	bool pad_ties = !~pos.inode && !~pos.offset;
+
+	while (j < NODE_CHUNK && sk_eq(&ch->sk[j], pos) && (!pad_ties || j < ch->nr) &&
+	       bfs_bkey_cmp_pos(ch->k[j], pos) < 0)
 		j++;
 	return j;
 }

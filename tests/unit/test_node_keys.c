@@ -241,6 +241,34 @@ START_TEST(test_snapshot_ties)
 }
 END_TEST
 
+/*
+ * Keys whose inode and offset are all ones tie the padding past a chunk's
+ * entries: the snapshot walk must stop at the chunk's last entry (the search
+ * reads the entry count only then), in a short chunk and in full ones.
+ */
+START_TEST(test_padding_ties)
+{
+	static struct model m;
+	u32 i, nr = _i ? 300 : 40;
+
+	model_init(&m, 13);
+	for (i = 0; i < 20; i++)
+		model_insert(&m, BFS_POS(7, i, 0));
+	for (i = 0; i < nr; i++)
+		model_insert(&m, BFS_POS(UINT64_MAX, UINT64_MAX, i * 3));
+	check_all(&m);
+	for (i = 0; i < nr * 3 + 10; i++)
+		check_search(&m, BFS_POS(UINT64_MAX, UINT64_MAX, i));
+	/* the last entries gone: the walk must stop at the new end, not at the old */
+	for (i = 0; i < nr / 2; i++)
+		model_remove(&m, m.nr - 1);
+	check_all(&m);
+	for (i = 0; i < nr * 3 + 10; i++)
+		check_search(&m, BFS_POS(UINT64_MAX, UINT64_MAX, i));
+	model_exit(&m);
+}
+END_TEST
+
 static bool drop_odd_snap(struct bfs_bkey *k, void *ctx)
 {
 	(void)ctx;
@@ -286,6 +314,7 @@ static Suite *node_keys_suite(void)
 	tcase_add_loop_test(tc, test_random_inserts_removes, 0, 3);
 	tcase_add_test(tc, test_appends);
 	tcase_add_test(tc, test_snapshot_ties);
+	tcase_add_loop_test(tc, test_padding_ties, 0, 2);
 	tcase_add_test(tc, test_compact);
 	suite_add_tcase(s, tc);
 	return s;
