@@ -1,8 +1,8 @@
 #!/bin/sh
 # Run xfstests' own harness (./check) against bfs mounts, the way an admin
-# or reviewer would: FSTYP=fuse, FUSE_SUBTYP=.bcowfs, so the harness mounts
-# with "mount -t fuse.bcowfs IMAGE DIR", i.e. through /sbin/mount.fuse.bcowfs
-# (the installed bfs alias).  Not run by make check: xfstests comes from the
+# or reviewer would: FSTYP=fuse, so the harness mounts with
+# "mount -t fuse.SUBTYPE IMAGE DIR" through a mount helper, bfs's
+# mount-helper command (what /sbin/mount.fuse.bcowfs runs).  Not run by make check: xfstests comes from the
 # network.  See doc/testing.md, "xfstests".
 #
 #   sh tests/tools/run-xfstests.sh BFS XFSTESTS WORK [CHECK-ARGS...]
@@ -15,8 +15,7 @@
 # Environment: OPTS="allow_other,default_permissions" (mount options),
 # SIZE=2G (each image), EXCLUDE=FILE (an extra ./check -E file; the
 # script's own list, tests/tools/xfstests-exclude, is always used).
-# Needs root, FUSE, and /sbin writable unless /sbin/mount.fuse.bcowfs is
-# already installed (the script then uses that one and says so).  After
+# Needs root, FUSE, and /sbin writable (for a mount helper of its own).  After
 # the run both images are checked with "bfs fsck -fn": xfstests has no
 # fsck for FSTYP=fuse.
 set -u
@@ -33,24 +32,25 @@ HERE=$(dirname "$(realpath "$0")")
 [ -x "$XFS/check" ] && [ -x "$XFS/ltp/fsx" ] || { echo "$XFS: not a built xfstests tree"; exit 2; }
 mkdir -p "$WORK" && WORK=$(realpath "$WORK")
 chmod 0755 "$WORK"
-HELPER=/sbin/mount.fuse.bcowfs
-LINKED=
+# The harness mounts with "mount -t fuse$FUSE_SUBTYP", which runs
+# /sbin/mount.fuse$FUSE_SUBTYP.  A subtype of its own (a two-line helper
+# that runs "bfs mount-helper", the code behind mount.fuse.bcowfs) keeps
+# the run from using, or losing in the middle, an installed
+# /sbin/mount.fuse.bcowfs that tests or other runs add and remove.
+SUBTYPE=bcowfs-xfstests-$$
+HELPER=/sbin/mount.fuse.$SUBTYPE
 
 cleanup() {
 	for m in "$WORK/test" "$WORK/scratch"; do
 		grep -q " $m " /proc/mounts && umount "$m"
 	done
-	[ -z "$LINKED" ] || rm -f "$HELPER"
+	rm -f "$HELPER"
 }
 trap cleanup EXIT
 trap 'exit 1' HUP INT TERM
 
-if [ -e "$HELPER" ]; then
-	echo "== using the installed $HELPER -> $(readlink -f "$HELPER")"
-else
-	ln -s "$BFS" "$HELPER" || exit 1
-	LINKED=1
-fi
+printf '#!/bin/sh\nexec "%s" mount-helper "$@"\n' "$BFS" > "$HELPER" || exit 1
+chmod 755 "$HELPER"
 
 # the harness's users (README: fsgqa, 123456-fsgqa, fsgqa2)
 id fsgqa >/dev/null 2>&1 || useradd -m fsgqa
@@ -66,7 +66,7 @@ done
 
 cat > "$XFS/local.config" <<CFG
 export FSTYP=fuse
-export FUSE_SUBTYP=.bcowfs
+export FUSE_SUBTYP=.$SUBTYPE
 export TEST_DEV=$WORK/test.img
 export TEST_DIR=$WORK/test
 export SCRATCH_DEV=$WORK/scratch.img
@@ -95,7 +95,6 @@ ex="-E $HERE/xfstests-exclude"
 (cd "$XFS" && ./check $ex "$@") 2>&1 | tee "$WORK/check.log"
 rc=$?
 cleanup
-LINKED=
 # For FSTYP=fuse the harness "mkfs"es the scratch filesystem with
 # rm -rf SCRATCH_MNT/*, which takes lost+found too; fsck rightly reports
 # that (as e2fsck does), and it is the one problem not counted here.
