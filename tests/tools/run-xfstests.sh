@@ -12,7 +12,9 @@
 # WORK      scratch directory (images, mount points, results)
 # CHECK-ARGS  passed to ./check; default "-g quick"
 #
-# Environment: OPTS="allow_other,default_permissions" (mount options),
+# Environment: OPTS="allow_other,default_permissions,dev,suid" (mount
+# options; mount(8) drops dev and suid, its defaults, so the mounts are
+# nodev,nosuid all the same: see doc/testing.md),
 # SIZE=2G (each image), EXCLUDE=FILE (an extra ./check -E file; the
 # script's own list, tests/tools/xfstests-exclude, is always used).
 # Needs root, FUSE, and /sbin writable (for a mount helper of its own).  After
@@ -25,7 +27,7 @@ XFS=$(realpath "$2")
 WORK=$3
 shift 3
 [ $# -gt 0 ] || set -- -g quick
-OPTS=${OPTS:-allow_other,default_permissions}
+OPTS=${OPTS:-allow_other,default_permissions,dev,suid}
 SIZE=${SIZE:-2G}
 HERE=$(dirname "$(realpath "$0")")
 [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
@@ -92,8 +94,9 @@ export PATH
 
 ex="-E $HERE/xfstests-exclude"
 [ -z "${EXCLUDE:-}" ] || ex="$ex -E $(realpath "$EXCLUDE")"
-(cd "$XFS" && ./check $ex "$@") 2>&1 | tee "$WORK/check.log"
-rc=$?
+# check's own status, not tee's
+{ (cd "$XFS" && ./check $ex "$@"); echo $? > "$WORK/check.rc"; } 2>&1 | tee "$WORK/check.log"
+rc=$(cat "$WORK/check.rc")
 cleanup
 # For FSTYP=fuse the harness "mkfs"es the scratch filesystem with
 # rm -rf SCRATCH_MNT/*, which takes lost+found too; fsck rightly reports
