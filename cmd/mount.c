@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 /* mount(8)'s exit status for "mount failure" (mount.bcowfs only) */
@@ -167,6 +168,33 @@ static int check_not_mounted(struct mount_run *m)
 	return 0;
 }
 
+/*
+ * umount(8) of an image file returns once the kernel has detached the
+ * mount, a moment before the old mount process has written its last blocks
+ * and released the image, so "umount; mount" (a script, an admin, xfstests'
+ * cycle mount) found the image busy.  A locked image that no mount lists is
+ * most likely such a process closing it: wait for that, a bounded time,
+ * then it is "in use" as before (a bfs fsck holding it also ends that way).
+ */
+#define RELEASE_WAIT_NS		(20ULL * 1000 * 1000 * 1000)
+#define RELEASE_POLL_NS		(20 * 1000 * 1000)
+
+static int open_device_released(struct mount_run *m, unsigned flags)
+{
+	const struct timespec poll = { 0, RELEASE_POLL_NS };
+	u64 deadline = bfs_monotonic_ns() + RELEASE_WAIT_NS;
+	char where[PATH_MAX + 64];
+	int ret = -EBUSY;
+
+	/* mounted again meanwhile (by someone else): in use, no more waiting */
+	while (ret == -EBUSY && bfs_monotonic_ns() < deadline &&
+	       bfs_check_mounted(m->device, where, sizeof(where)) <= 0) {
+		nanosleep(&poll, NULL);
+		ret = bfs_dev_open(m->device, flags, &m->dev);
+	}
+	return ret;
+}
+
 static int open_device(struct mount_run *m)
 {
 	unsigned flags = m->opts.read_only ? BFS_DEV_RDONLY : BFS_DEV_EXCL;
@@ -180,6 +208,8 @@ static int open_device(struct mount_run *m)
 	if (m->blkdev && !m->opts.read_only)
 		flags = 0;
 	ret = bfs_dev_open(m->device, flags, &m->dev);
+	if (ret == -EBUSY)
+		ret = open_device_released(m, flags);
 	if (ret == -EBUSY)
 		return run_error(m, "'%s' is in use by another bfs command or mount", m->device);
 	if (ret == -EACCES || ret == -EROFS || ret == -EPERM)
