@@ -38,6 +38,12 @@ for opt in $(cat options); do
 	norecovery|noreplay) extra=ro ;;	# a clean filesystem: nothing to skip
 	*) extra=rw ;;
 	esac
+	if [ "$opt" = uring ] && ! grep -qs Y /sys/module/fuse/parameters/enable_uring; then
+		# the kernel does not offer the ring: -o uring must say so (59-mount-uring covers it on)
+		expect_fail "$BFS" mount -o "rw,uring" img mnt
+		contains err "enable_uring"
+		continue
+	fi
 	if [ "$opt" = debug ]; then
 		# debug implies -f: the trace goes to stderr
 		"$BFS" mount -o debug img mnt 2>debug.err &
