@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Crashed device states from an I/O log: see crash_states.h. */
 #include "crash_states.h"
+#include "tu.h"
 #include "unit.h"
 
 #include <bfs/btree.h>
 #include <bfs/fs.h>
+#include <bfs/fsck.h>
 #include <bfs/os.h>
 
 #include <stdio.h>
@@ -224,4 +226,41 @@ bool crash_open_verified(struct bfs_dev *img, struct bfs_fs **fs, char *why)
 		}
 	}
 	return true;
+}
+
+bool crash_fsck_then_open(struct bfs_dev *img, struct bfs_fs **fs, char *why)
+{
+	struct bfs_fsck f = { .dev = img, .mode = BFS_FSCK_MODE_NO };
+	int rc;
+
+	rc = bfs_fsck_run(&f);
+	bfs_fsck_release(&f);
+	if (rc != BFS_FSCK_OK) {
+		snprintf(why, 512, "fsck: exit %d, %u problems (%s)", rc, f.nr_problems, tu_last_err);
+		return false;
+	}
+	tu_nr_warns = 0;
+	rc = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, fs);
+	if (rc) {
+		snprintf(why, 512, "open failed: %s", strerror(-rc));
+		return false;
+	}
+	if (tu_nr_warns) {
+		snprintf(why, 512, "open warned %u times (%s)", tu_nr_warns, tu_last_err);
+		bfs_fs_close(*fs);
+		*fs = NULL;
+		return false;
+	}
+	return true;
+}
+
+bool crash_close_recovered(struct bfs_fs *fs, bool ok, char *why)
+{
+	int rc = bfs_fs_close(fs);
+
+	if (ok && rc) {
+		snprintf(why, 512, "close after recovery failed: %s", strerror(-rc));
+		return false;
+	}
+	return ok;
 }

@@ -55,6 +55,19 @@ struct bfs_fs;
  */
 bool crash_open_verified(struct bfs_dev *img, struct bfs_fs **fs, char *why);
 
+/*
+ * The usual first steps of a filesystem crash check: `fsck -n` finds nothing,
+ * then the filesystem opens (replaying the journal) without one warning;
+ * false + @why (512 bytes) if not, with nothing left open
+ */
+bool crash_fsck_then_open(struct bfs_dev *img, struct bfs_fs **fs, char *why);
+
+/*
+ * Close a recovered filesystem: a close that fails is a failed state too.
+ * Returns @ok, or false + @why if @ok and the close failed.
+ */
+bool crash_close_recovered(struct bfs_fs *fs, bool ok, char *why);
+
 u64 crash_env_u64(const char *name, u64 def);
 u64 crash_splitmix(u64 *state);
 

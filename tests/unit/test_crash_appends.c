@@ -232,11 +232,8 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 			}
 		}
 	}
-	ret = bfs_fs_close(fs);
-	if (ret) {
-		snprintf(why, 512, "close after recovery failed: %s", strerror(-ret));
+	if (!crash_close_recovered(fs, true, why))
 		return false;
-	}
 	rc = bfs_fsck_run(&fsck);
 	bfs_fsck_release(&fsck);
 	if (rc != BFS_FSCK_OK) {

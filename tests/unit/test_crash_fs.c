@@ -386,11 +386,8 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 		bfs_fs_close(fs);
 		return false;
 	}
-	ret = bfs_fs_close(fs);
-	if (ret) {
-		snprintf(why, 512, "close after recovery failed: %s", strerror(-ret));
+	if (!crash_close_recovered(fs, true, why))
 		return false;
-	}
 	for (t = mk.f; t <= hi; t++)
 		if (w->hash[t] == h)
 			return true;

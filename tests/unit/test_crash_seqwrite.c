@@ -149,43 +149,22 @@ static bool check_file(unsigned t, struct bfs_fs *fs, u64 ino, u64 acked, u8 *bu
 static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
 	struct seqw *p = ctx;
-	struct bfs_fsck f = { .dev = img, .mode = BFS_FSCK_MODE_NO };
 	u64 acked[THREADS] = { 0 };
 	struct bfs_fs *fs;
 	unsigned t;
 	bool ok = true;
 	u8 *buf;
 	u32 n;
-	int rc;
 
 	for (n = 1; n <= mk.f && n <= p->nr_acks; n++)
 		acked[p->ack[n].thread] = BFS_MAX(acked[p->ack[n].thread], p->ack[n].size);
-	rc = bfs_fsck_run(&f);
-	bfs_fsck_release(&f);
-	if (rc != BFS_FSCK_OK) {
-		snprintf(why, 512, "fsck: exit %d, %u problems (%s)", rc, f.nr_problems, tu_last_err);
+	if (!crash_fsck_then_open(img, &fs, why))
 		return false;
-	}
-	tu_nr_warns = 0;
-	rc = bfs_fs_open(img, &(struct bfs_fs_opts){ 0 }, &fs);
-	if (rc) {
-		snprintf(why, 512, "open failed: %s", strerror(-rc));
-		return false;
-	}
-	if (tu_nr_warns) {
-		snprintf(why, 512, "open warned %u times (%s)", tu_nr_warns, tu_last_err);
-		ok = false;
-	}
 	buf = bfs_malloc(MiB);
 	for (t = 0; t < THREADS && ok; t++)
 		ok = check_file(t, fs, p->ino[t], acked[t], buf, why);
 	bfs_free(buf);
-	rc = bfs_fs_close(fs);
-	if (ok && rc) {
-		snprintf(why, 512, "close after recovery failed: %s", strerror(-rc));
-		ok = false;
-	}
-	return ok;
+	return crash_close_recovered(fs, ok, why);
 }
 
 START_TEST(test_crash_seqwrite)
