@@ -153,6 +153,18 @@ static void evict_leaves_locked(struct bfs_core *c)
 	}
 }
 
+void bfs_core_trim_cache(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+
+	if (!bc->table)
+		return;
+	bfs_mutex_lock(&bc->lock);
+	evict_leaves_locked(c);
+	bfs_mutex_unlock(&bc->lock);
+	bfs_node_bufs_release_free(c);
+}
+
 static struct btree_node *lookup_locked(struct btree_cache *bc, u64 offset)
 {
 	struct btree_node *n = bc->table[hash_offset(offset) & bc->mask];
