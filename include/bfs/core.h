@@ -195,4 +195,11 @@ struct bfs_core_stats {
 
 void bfs_core_get_stats(struct bfs_core *c, struct bfs_core_stats *s);
 
+/*
+ * Between phases that read different nodes (fsck's passes): the clean
+ * leaves nobody holds leave the node cache, and the free node buffers give
+ * their pages back, so the next phase's peak does not sit on this one's.
+ */
+void bfs_core_trim_cache(struct bfs_core *c);
+
 #endif /* BFS_CORE_H */

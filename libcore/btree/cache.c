@@ -133,6 +133,38 @@ static void evict_locked(struct bfs_core *c)
 	}
 }
 
+/*
+ * Under a small budget a leaf read evicts the unused leaves first, before
+ * its buffer is taken: the pool then holds the leaves in use, the roots and
+ * the interior nodes, not one more leaf than the budget (the reads are the
+ * same: a leaf on the LRU was one a point lookup or a sweep let go of).
+ */
+static void evict_leaves_locked(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+	struct btree_node *n = bc->lru.lru_prev, *prev;
+
+	for (; n != &bc->lru; n = prev) {
+		prev = n->lru_prev;
+		if (!n->level) {
+			free_locked(c, n);
+			STAT_INC(c, cache_evictions);
+		}
+	}
+}
+
+void bfs_core_trim_cache(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+
+	if (!bc->table)
+		return;
+	bfs_mutex_lock(&bc->lock);
+	evict_leaves_locked(c);
+	bfs_mutex_unlock(&bc->lock);
+	bfs_node_bufs_release_free(c);
+}
+
 static struct btree_node *lookup_locked(struct btree_cache *bc, u64 offset)
 {
 	struct btree_node *n = bc->table[hash_offset(offset) & bc->mask];
@@ -187,6 +219,32 @@ void bfs_cache_put(struct bfs_core *c, struct btree_node *n)
 			free_locked(c, n);
 		else if (!n->dirty)
 			lru_add(bc, n);
+		evict_locked(c);
+	}
+	bfs_mutex_unlock(&bc->lock);
+}
+
+/*
+ * A leaf a sweep has moved past.  Under a small budget (fsck's: the one
+ * read-ahead only hints under) the sweep will not read it again, and kept
+ * on the LRU it would only push the budget's worth of such leaves into
+ * the RSS before anything useful is evicted; so the last reference frees
+ * it at once and its buffer is the next leaf read's.  Point lookups' leaves,
+ * the roots and the interior nodes keep the budget.  A mount's larger
+ * cache keeps swept leaves (a directory listed again).
+ */
+void bfs_cache_put_passed(struct bfs_core *c, struct btree_node *n)
+{
+	struct btree_cache *bc = &c->cache;
+
+	if (!bc->ra_hint || n->level) {
+		bfs_cache_put(c, n);
+		return;
+	}
+	bfs_mutex_lock(&bc->lock);
+	if (!__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL)) {
+		if (!n->hashed || !n->dirty)
+			free_locked(c, n);
 		evict_locked(c);
 	}
 	bfs_mutex_unlock(&bc->lock);
@@ -248,6 +306,8 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 		 * from malloc), then look again, since another thread may have
 		 * loaded the node meanwhile.
 		 */
+		if (bc->ra_hint && !p->level)
+			evict_leaves_locked(c);
 		bfs_mutex_unlock(&bc->lock);
 		if (!bfs_alloc_valid_offset(c->alloc, offset))
 			return bad_ptr(c, id, ptr, true);

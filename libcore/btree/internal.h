@@ -414,10 +414,12 @@ void bfs_node_buf_put(struct bfs_core *c, u8 *buf, size_t resident);
 size_t bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used);
 void bfs_node_bufs_init(struct bfs_core *c, u64 budget);
 void bfs_node_bufs_exit(struct bfs_core *c);
+void bfs_node_bufs_release_free(struct bfs_core *c);
 /* referenced node for child pointer @k (read if needed) */
 int bfs_cache_get(struct bfs_core *c, u8 btree_id, const struct bfs_bkey *ptr,
 		  struct btree_node **out);
 void bfs_cache_put(struct bfs_core *c, struct btree_node *n);
+void bfs_cache_put_passed(struct bfs_core *c, struct btree_node *n);
 void bfs_cache_ref(struct bfs_core *c, struct btree_node *n);
 /* a new (never written) node registered in the cache, referenced */
 int bfs_cache_new_node(struct bfs_core *c, u8 btree_id, u8 level, struct bfs_bpos min,

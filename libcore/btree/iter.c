@@ -424,8 +424,12 @@ static int peek_fwd(struct bfs_btree_iter *it, struct bfs_bpos pos, bool strict,
 		pos = bfs_bpos_successor(n->max);
 		strict = false;
 		bfs_rwlock_unlock(&n->lock);
-		if ((it->flags & BFS_ITER_PREFETCH) || ++it->leaves_seen >= 2)
+		if ((it->flags & BFS_ITER_PREFETCH) || ++it->leaves_seen >= 2) {
+			/* a sweep does not come back: the cache need not keep the leaf */
+			bfs_cache_put_passed(it->c, n);
+			it->leaf = NULL;
 			readahead_queue(it->c, it->btree_id, pos, 4);
+		}
 	}
 }
 

@@ -170,6 +170,23 @@ size_t bfs_node_buf_trim(struct bfs_core *c, u8 *buf, size_t used)
 	return keep;
 }
 
+/* the warm free slots go cold: their pages back to the kernel (bfs_core_trim_cache) */
+void bfs_node_bufs_release_free(struct bfs_core *c)
+{
+	struct node_bufs *b = &c->cache.bufs;
+
+	if (!b->ok)
+		return;
+	bfs_mutex_lock(&b->lock);
+	while (b->nr_warm) {
+		u8 *buf = b->warm[--b->nr_warm];
+
+		bfs_mem_release(buf, b->node_size);
+		b->cold[b->nr_cold++] = buf;
+	}
+	bfs_mutex_unlock(&b->lock);
+}
+
 void bfs_node_bufs_exit(struct bfs_core *c)
 {
 	struct node_bufs *b = &c->cache.bufs;

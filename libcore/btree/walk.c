@@ -128,7 +128,8 @@ static int walk_node(struct walk *w, struct btree_node *n)
 			continue;
 		}
 		ret = walk_node(w, child);
-		bfs_cache_put(w->c, child);
+		/* the walk does not come back to a leaf it has checked */
+		bfs_cache_put_passed(w->c, child);
 	}
 	return ret;
 }

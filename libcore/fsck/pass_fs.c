@@ -447,6 +447,7 @@ static int run_checks(struct fs_check *fc, bool collected)
 	 * read) goes back first, not only at the end of the pass (fsck.c)
 	 */
 	bfs_heap_trim();
+	bfs_core_trim_cache(fc->c);
 	if (!ret)
 		ret = fsck_check_alloc(fc);
 	if (!ret && f->check_data)

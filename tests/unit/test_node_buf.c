@@ -163,6 +163,70 @@ START_TEST(test_resident_accounting)
 }
 END_TEST
 
+/* leaves in the cache that nothing holds (on the LRU) */
+static unsigned unused_leaves(struct bfs_core *c)
+{
+	struct btree_cache *bc = &c->cache;
+	unsigned n = 0;
+
+	for (u64 i = 0; i <= bc->mask; i++)
+		for (struct btree_node *p = bc->table[i]; p; p = p->hnext)
+			n += !p->level && p->on_lru;
+	return n;
+}
+
+/*
+ * Under a budget read-ahead only hints under (fsck's), a sweep frees the
+ * leaves it has passed instead of filling the budget with them, and
+ * bfs_core_trim_cache() lets go of the unused leaves and gives the free
+ * buffers' pages back: what stays resident is what the cache holds.
+ */
+START_TEST(test_sweep_frees_passed_leaves)
+{
+	struct bfs_dev *dev;
+	struct bfs_core *c;
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 buf[64], i, nr;
+	int ret;
+
+	tu_log_reset();
+	dev = tu_mkfs(64 * MiB, NODE, 0, 0);
+	c = tu_open(dev, false, BUDGET);
+	if (!c->cache.bufs.ok) {
+		ck_assert_int_eq(bfs_core_close(c), 0);
+		bfs_dev_close(dev);
+		return;
+	}
+	for (i = 0; i < KEYS; i++)
+		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 3)), 0);
+	ck_assert_int_eq(bfs_core_close(c), 0);
+
+	c = tu_open(dev, false, BUDGET);
+	ck_assert(c->cache.ra_hint);
+	for (int round = 0; round < 2; round++) {
+		nr = 0;
+		bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
+		for_each_btree_key(&it, k, ret) {
+			ck_assert_uint_eq(tu_val(k), nr);
+			nr++;
+		}
+		ck_assert_int_eq(ret, 0);
+		bfs_btree_iter_exit(&it);
+		ck_assert_uint_eq(nr, KEYS);
+		/* the two leaves before the iterator counts as a sweep, and its last */
+		ck_assert_uint_le(unused_leaves(c), 3);
+		bfs_core_trim_cache(c);
+		ck_assert_uint_eq(unused_leaves(c), 0);
+		ck_assert_uint_eq(c->cache.bufs.nr_warm, 0);
+		ck_assert_uint_eq(pool_resident(c), cached_data_bytes(c));
+	}
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("node_buf");
@@ -171,6 +235,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sweep_stays_in_budget);
 	tcase_add_test(tc, test_resident_accounting);
+	tcase_add_test(tc, test_sweep_frees_passed_leaves);
 	suite_add_tcase(s, tc);
 	return s;
 }
