@@ -108,6 +108,10 @@ static struct {
 	unsigned	failed;
 	int		first_err;
 	atomic_bool	active;
+	atomic_uint	busy;		/* entries serving a request now */
+	atomic_uint	busy_max;	/* the most at once, logged at the stop */
+	atomic_uint	*qbusy;		/* the same per queue */
+	atomic_uint	qbusy_max;	/* the most at once on one queue */
 } ur = {
 	.stop_fd = -1,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -283,6 +287,34 @@ bool bfs_fuse_uring_send(const struct iovec *iov, int count, ssize_t *ret)
 	return true;
 }
 
+static void busy_note(atomic_uint *max, unsigned now)
+{
+	unsigned m = atomic_load_explicit(max, memory_order_relaxed);
+
+	while (now > m && !atomic_compare_exchange_weak_explicit(max, &m, now,
+								 memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
+/*
+ * One more request being served on queue @qid: the most at once, on the
+ * mount and on one queue, say whether the entries were enough (logged
+ * at the stop)
+ */
+static void busy_enter(unsigned qid)
+{
+	busy_note(&ur.busy_max, atomic_fetch_add_explicit(&ur.busy, 1, memory_order_relaxed) + 1);
+	busy_note(&ur.qbusy_max,
+		  atomic_fetch_add_explicit(&ur.qbusy[qid], 1, memory_order_relaxed) + 1);
+}
+
+static void busy_exit(unsigned qid)
+{
+	atomic_fetch_sub_explicit(&ur.qbusy[qid], 1, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&ur.busy, 1, memory_order_relaxed);
+}
+
 /*
  * A request: the kernel put its fuse_in_header in in_out, its first
  * argument in op_in and the rest in the payload.  libfuse wants them in
@@ -316,9 +348,11 @@ static void ent_serve(struct uring_ent *e)
 	buf.mem = head;
 	buf.size = in.len;
 	bfs_fuse_wire_note(head, in.len, payload ? NULL : e->payload, ur.payload_sz);
+	busy_enter(e->qid);
 	cur_ent = e;
 	fuse_session_process_buf(ur.se, &buf);
 	cur_ent = NULL;
+	busy_exit(e->qid);
 	/*
 	 * Every request on the ring has a reply (FORGETs come on /dev/fuse)
 	 * and bfs replies before returning; without one the entry would be
@@ -448,6 +482,8 @@ static void ents_free(void)
 	}
 	free(ur.ents);
 	ur.ents = NULL;
+	free(ur.qbusy);
+	ur.qbusy = NULL;
 	ur.nents = 0;
 	if (ur.stop_fd >= 0)
 		close(ur.stop_fd);
@@ -460,8 +496,12 @@ static int ents_alloc(void)
 
 	ur.nents = ur.queues * ur.per_queue;
 	ur.ents = calloc(ur.nents, sizeof(*ur.ents));
-	if (!ur.ents)
+	ur.qbusy = calloc(ur.queues, sizeof(*ur.qbusy));
+	if (!ur.ents || !ur.qbusy) {
+		if (!ur.ents)
+			ur.nents = 0;	/* nothing for ents_free() to walk */
 		return -ENOMEM;
+	}
 	for (i = 0; i < ur.nents; i++) {
 		struct uring_ent *e = &ur.ents[i];
 		void *p;
@@ -538,6 +578,9 @@ static void uring_start(uint64_t flags, uint32_t max_write, uint32_t max_pages)
 	ur.queues = possible_cpus();
 	ur.reported = ur.failed = 0;
 	ur.first_err = 0;
+	atomic_store(&ur.busy, 0);
+	atomic_store(&ur.busy_max, 0);
+	atomic_store(&ur.qbusy_max, 0);
 	ret = ents_alloc();
 	if (ret) {
 		ents_free();
@@ -586,6 +629,8 @@ void bfs_fuse_uring_stop(void)
 			pthread_join(ur.ents[i].thread, NULL);
 	}
 	atomic_store(&ur.active, false);
+	bfs_info("FUSE io_uring: at most %u requests served at once (%u on one queue of %u entries)",
+		 atomic_load(&ur.busy_max), atomic_load(&ur.qbusy_max), ur.per_queue);
 	ents_free();
 }
 

@@ -333,18 +333,15 @@ static char *fuse_option_string(const struct mount_run *m)
 
 /*
  * Ring entries per CPU queue, one thread each (fuse_uring.c): the
- * max_threads the /dev/fuse loop would have had, shared among the CPUs,
- * so that as many requests can wait for the device at once.
+ * max_threads the /dev/fuse loop would have had, in every queue, since
+ * the kernel puts a request on the queue of the CPU that made it and one
+ * process (fio, a database) often submits all of its I/O from one CPU.
+ * An idle entry costs its thread and a page; its payload buffer is only
+ * touched by the requests it serves.
  */
 static unsigned uring_entries(const struct mount_run *m)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_CONF);
-	unsigned n;
-
-	if (cpus < 1)
-		cpus = 1;
-	n = m->opts.max_threads / (unsigned)cpus;
-	return n < 2 ? 2 : n;
+	return m->opts.max_threads < 2 ? 2 : m->opts.max_threads;
 }
 
 /*

@@ -213,10 +213,11 @@ void data_update_abort(struct bfs_fs_data *d, struct data_update *u);
  * writing them: *stored is what to write (ch->disk_bytes at ch->dev_off),
  * @data or a compressed copy in *owned (NULL, or bfs_free() it once
  * written).  Until its key is queued, bfs_data_space_abort() gives the
- * space up.
+ * space up.  Without @csum, ch->csum is the caller's to take, of the
+ * ch->stored_bytes at *stored, before the key is queued.
  */
 int bfs_data_chunk_place(struct bfs_fs_data *d, const void *data, u32 len, struct data_chunk *ch,
-			 const void **stored, u8 **owned);
+			 const void **stored, u8 **owned, bool csum);
 /* bfs_data_chunk_place() and the device write */
 int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struct data_chunk *ch);
 

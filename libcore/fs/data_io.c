@@ -16,7 +16,7 @@
 #include "data.h"
 
 int bfs_data_chunk_place(struct bfs_fs_data *d, const void *data, u32 len, struct data_chunk *ch,
-			 const void **stored, u8 **owned)
+			 const void **stored, u8 **owned, bool csum)
 {
 	u8 *cbuf = NULL;
 	int ret;
@@ -48,7 +48,8 @@ int bfs_data_chunk_place(struct bfs_fs_data *d, const void *data, u32 len, struc
 			ch->compression = BFS_COMPRESSION_ZSTD;
 		}
 	}
-	ch->csum = bfs_csum(d->csum_type, *stored, ch->stored_bytes);
+	if (csum)
+		ch->csum = bfs_csum(d->csum_type, *stored, ch->stored_bytes);
 	ret = bfs_data_space_get(d, ch->disk_bytes, &ch->dev_off, &ch->bucket, &ch->gen);
 	if (ret || *stored != cbuf) {
 		bfs_free(cbuf);
@@ -65,7 +66,7 @@ int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struc
 	u8 *owned;
 	int ret;
 
-	ret = bfs_data_chunk_place(d, data, len, ch, &stored, &owned);
+	ret = bfs_data_chunk_place(d, data, len, ch, &stored, &owned, true);
 	if (ret)
 		return ret;
 	ret = bfs_dev_write(d->dev, ch->dev_off, stored, ch->disk_bytes);

@@ -183,7 +183,11 @@ static int plan_direct(struct bfs_fs_data *d, struct write_plan *p, const u8 *sr
 
 /*
  * A chunk of its own buffer (merged edges, zeros, compressed), or a short
- * one the caller's data fills: placed, planned
+ * one the caller's data fills: placed, planned.  Its checksum is left to
+ * plan_csum() like a whole chunk's: what it hashes (the caller's buffer,
+ * a merge buffer or the compressed copy) is only freed or reused after
+ * plan_commit(), and for a 4 KiB random write the hash is then taken with
+ * the inode lock down.
  */
 static int plan_buffered(struct bfs_fs_data *d, struct write_plan *p, const u8 *cbuf, u64 cs,
 			 u64 ce, u64 user)
@@ -193,11 +197,13 @@ static int plan_buffered(struct bfs_fs_data *d, struct write_plan *p, const u8 *
 	u8 *owned;
 	int ret;
 
-	ret = bfs_data_chunk_place(d, cbuf, (u32)(ce - cs), &ch, &stored, &owned);
+	ret = bfs_data_chunk_place(d, cbuf, (u32)(ce - cs), &ch, &stored, &owned, false);
 	if (ret)
 		return ret;
 	plan_io(p, ch.dev_off, stored, ch.disk_bytes, owned);
 	plan_chunk(p, &ch, cs, ce, user);
+	p->c[p->nr - 1].csum_src = stored;	/* plan_csum() */
+	p->csum_pending = true;
 	return 0;
 }
 
@@ -220,9 +226,17 @@ static int plan_commit(struct bfs_fs_data *d, struct data_update *u, u64 ino,
 	 */
 	if (unlock)
 		bfs_inode_unlock(u->unlock_fs, ino);
-	if (p->nr_io)
+	if (p->nr_io == 1 && p->io[0].cached && p->csum_pending) {
+		/*
+		 * One copy into the page cache (a 4 KiB random write): over
+		 * in less time than a ring round trip, so hash, then pwrite
+		 */
+		plan_csum(p);
+		bfs_dev_submit(d->dev, p->io, 1);
+	} else if (p->nr_io) {
 		bfs_dev_submit_during(d->dev, p->io, p->nr_io,
 				      p->csum_pending ? plan_csum : NULL, p);
+	}
 	if (unlock) {
 		bfs_inode_lock_raw(u->unlock_fs, ino);
 		u->relocked = true;
