@@ -1024,9 +1024,11 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		return reply_err(req, control_remount(fuse_of(req), value, size));
 	if (is_acl(name) && (!fuse_of(req)->acl || !acl_kind(name)))
 		return reply_err(req, -EOPNOTSUPP);
-	if (is_acl(name))
-		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, acl_kind(name) == 2, value,
-						     size));
+	if (is_acl(name) && acl_kind(name) == 2)
+		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, true, value, size));
+	if (is_acl(name))	/* the kernel drops its cached mode after it (fuse_set_acl()) */
+		return reply_err(req, bfs_fs_set_acl_kill_sgid(fs_of(req), ino, false, value, size,
+							       bfs_fuse_acl_kills_sgid(req, ino)));
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
 		return reply_err(req, -EINVAL);
 	if (flags & XATTR_CREATE)
