@@ -680,6 +680,27 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(mine);
 }
 
+/*
+ * After a direct_io write, before its reply: drop the cached pages of the
+ * range.  The kernel drops them only before it sends the WRITE
+ * (fuse_direct_io()), so a buffered read through another open that fills
+ * a page while the write is in flight here reads the old bytes, and
+ * keep_cache would serve them after the write completed (xfstests
+ * generic/451).  Before the reply, so that no read that follows the
+ * write's completion finds them.  Not for a write-back of mmap'd pages
+ * (fi->writepage) through the open: the kernel would wait here for the
+ * very pages under that write-back.  The kernel waits here for pages
+ * under a READ in flight, which another worker serves (max_threads, 64
+ * by default); it takes no inode lock, so the writer's is no deadlock.
+ */
+static void direct_write_inval(fuse_req_t req, fuse_ino_t ino, off_t off, size_t len)
+{
+	struct bfs_fuse *f = fuse_of(req);
+
+	if (f->se)
+		fuse_lowlevel_notify_inval_inode(f->se, ino, off, (off_t)len);
+}
+
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -708,6 +729,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 			       (fi->fh & BFS_FH_O_DIRECT) ? BFS_WRITE_THROUGH : 0);
 	if (n < 0)
 		return reply_err(req, n);
+	if (n && (fi->fh & BFS_FH_DIRECT_IO) && !fi->writepage)
+		direct_write_inval(req, ino, off, (size_t)n);
 	fuse_reply_write(req, (size_t)n);
 }
 
