@@ -77,6 +77,16 @@ static u32 kill_bits(fuse_req_t req, const struct bfs_stat *st, unsigned how)
 	return kill;
 }
 
+bool bfs_fuse_acl_kills_sgid(fuse_req_t req, u64 ino)
+{
+	struct bfs_stat st;
+
+	/* S_ISGID first: the caller's groups and capabilities cost /proc reads */
+	if (bfs_fs_getattr(fs_of(req), ino, &st) || !(st.mode & S_ISGID))
+		return false;
+	return !caller_in_group(req, st.gid) && !caller_has_fsetid(req);
+}
+
 int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr *sa)
 {
 	struct bfs_fs *fs = fs_of(req);

@@ -26,6 +26,13 @@ enum {
  * the one cleared.  1 if it added something, 0 if nothing goes, or -errno.
  */
 int bfs_fuse_kill_add(fuse_req_t req, u64 ino, unsigned how, struct bfs_setattr *sa);
+/*
+ * setfacl of an access ACL on @ino: its mode update clears S_ISGID, the
+ * caller of @req being outside the file's group and without CAP_FSETID
+ * (the VFS's posix_acl_update_mode(); libfuse 3.14 drops the kernel's
+ * FUSE_SETXATTR_ACL_KILL_SGID that says the same)
+ */
+bool bfs_fuse_acl_kills_sgid(fuse_req_t req, u64 ino);
 /* before a write that asked for it, or an fallocate: clear those bits of @ino */
 int bfs_fuse_kill_suidgid(fuse_req_t req, u64 ino, unsigned how);
 /*

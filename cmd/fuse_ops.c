@@ -680,6 +680,27 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(mine);
 }
 
+/*
+ * After a direct_io write, before its reply: drop the cached pages of the
+ * range.  The kernel drops them only before it sends the WRITE
+ * (fuse_direct_io()), so a buffered read through another open that fills
+ * a page while the write is in flight here reads the old bytes, and
+ * keep_cache would serve them after the write completed (xfstests
+ * generic/451).  Before the reply, so that no read that follows the
+ * write's completion finds them.  Not for a write-back of mmap'd pages
+ * (fi->writepage) through the open: the kernel would wait here for the
+ * very pages under that write-back.  The kernel waits here for pages
+ * under a READ in flight, which another worker serves (max_threads, 64
+ * by default); it takes no inode lock, so the writer's is no deadlock.
+ */
+static void direct_write_inval(fuse_req_t req, fuse_ino_t ino, off_t off, size_t len)
+{
+	struct bfs_fuse *f = fuse_of(req);
+
+	if (f->se)
+		fuse_lowlevel_notify_inval_inode(f->se, ino, off, (off_t)len);
+}
+
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -708,6 +729,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 			       (fi->fh & BFS_FH_O_DIRECT) ? BFS_WRITE_THROUGH : 0);
 	if (n < 0)
 		return reply_err(req, n);
+	if (n && (fi->fh & BFS_FH_DIRECT_IO) && !fi->writepage)
+		direct_write_inval(req, ino, off, (size_t)n);
 	fuse_reply_write(req, (size_t)n);
 }
 
@@ -1024,9 +1047,11 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		return reply_err(req, control_remount(fuse_of(req), value, size));
 	if (is_acl(name) && (!fuse_of(req)->acl || !acl_kind(name)))
 		return reply_err(req, -EOPNOTSUPP);
-	if (is_acl(name))
-		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, acl_kind(name) == 2, value,
-						     size));
+	if (is_acl(name) && acl_kind(name) == 2)
+		return reply_err(req, bfs_fs_set_acl(fs_of(req), ino, true, value, size));
+	if (is_acl(name))	/* the kernel drops its cached mode after it (fuse_set_acl()) */
+		return reply_err(req, bfs_fs_set_acl_kill_sgid(fs_of(req), ino, false, value, size,
+							       bfs_fuse_acl_kills_sgid(req, ino)));
 	if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
 		return reply_err(req, -EINVAL);
 	if (flags & XATTR_CREATE)

@@ -311,6 +311,10 @@ int bfs_fs_has_caps(struct bfs_fs *fs, u64 ino);
  *  bfs_fs_set_acl()  set (@value) or remove (NULL) the access or default
  *                    ACL: -EINVAL malformed, -EACCES a default ACL on a
  *                    non-directory; an access ACL sets the permission bits
+ *  bfs_fs_set_acl_kill_sgid()  the same, and with @kill_sgid the setting of
+ *                    an access ACL also clears S_ISGID (the caller is
+ *                    outside the file's group and lacks CAP_FSETID: the
+ *                    kernel's posix_acl_update_mode())
  *  (chmod: bfs_fs_setattr() with BFS_SET_MODE | BFS_SET_ACL_MODE)
  *  bfs_fs_acl_new()  before creating in @dir: the mode of the new inode
  *                    (*mode: the requested one, unmasked) and the ACLs it
@@ -322,6 +326,8 @@ struct bfs_acl_new {
 	size_t	access_len, dflt_len;
 };
 int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size);
+int bfs_fs_set_acl_kill_sgid(struct bfs_fs *fs, u64 ino, bool dflt, const void *value,
+			     size_t size, bool kill_sgid);
 int bfs_fs_acl_new(struct bfs_fs *fs, u64 dir, u32 *mode, u32 umask, struct bfs_acl_new *n);
 int bfs_fs_acl_new_apply(struct bfs_fs *fs, u64 ino, const struct bfs_acl_new *n);
 void bfs_fs_acl_new_free(struct bfs_acl_new *n);

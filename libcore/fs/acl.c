@@ -210,7 +210,8 @@ static int acl_store(struct bfs_fs *fs, u64 ino, const char *name, const struct 
 	return ret == -ENODATA ? 0 : ret;
 }
 
-int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size)
+int bfs_fs_set_acl_kill_sgid(struct bfs_fs *fs, u64 ino, bool dflt, const void *value,
+			     size_t size, bool kill_sgid)
 {
 	struct bfs_stat st;
 	struct acl a;
@@ -237,11 +238,16 @@ int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, siz
 		ret = -EINVAL;
 	} else {
 		/* one that says no more than the permission bits is not stored */
-		mode = acl_mode(&a, &equiv);
+		mode = acl_mode(&a, &equiv) | (kill_sgid ? S_ISUID | S_ISVTX : 07000);
 		ret = acl_store(fs, ino, ACL_ACCESS, equiv ? NULL : &a, &mode);
 	}
 	bfs_free(a.e);
 	return ret;
+}
+
+int bfs_fs_set_acl(struct bfs_fs *fs, u64 ino, bool dflt, const void *value, size_t size)
+{
+	return bfs_fs_set_acl_kill_sgid(fs, ino, dflt, value, size, false);
 }
 
 int bfs_acl_chmod_trans(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, u32 mode)

@@ -117,7 +117,8 @@ int bfs_xattr_update(struct bfs_fs *fs, struct bfs_trans *t, u64 ino, const char
 /*
  * bfs_fs_setxattr() (@value) or bfs_fs_removexattr() (NULL) and, with
  * @mode, the permission bits set from it in the same transaction (a
- * removal that finds nothing still sets them): setfacl
+ * removal that finds nothing still sets them), and a set-ID bit (07000)
+ * that @mode lacks cleared: setfacl
  */
 int bfs_xattr_set_mode(struct bfs_fs *fs, u64 ino, const char *name, const void *value,
 		       size_t size, unsigned flags, const u32 *mode);

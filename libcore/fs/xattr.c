@@ -341,8 +341,8 @@ int bfs_xattr_set_mode(struct bfs_fs *fs, u64 ino, const char *name, const void 
 		ret = bfs_xattr_update(fs, c.t, ino, name, value, size, flags);
 	if (ret == -ENODATA && !value && mode)
 		ret = 0;	/* nothing to remove: the mode still changes */
-	if (mode)
-		c.inode.i.mode = (c.inode.i.mode & ~0777U) | (*mode & 0777);
+	if (mode)	/* the type, and the set-ID bits @mode keeps, stay */
+		c.inode.i.mode = (c.inode.i.mode & ~0777U & (*mode | ~07000U)) | (*mode & 0777);
 	c.inode.i.ctime = bfs_fs_now();
 	return bfs_ns_change_end(&c, ret);
 }

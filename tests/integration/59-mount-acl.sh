@@ -83,6 +83,36 @@ as_user 4242 sh -c 'echo x > mnt/d/new' || fail "user 4242 cannot write the inhe
 [ "$(stat -c %a mnt/plain)" = 600 ] || fail "without a default ACL the umask applies: $(stat -c %a mnt/plain)"
 expect_fail setfacl -d -m u:4242:r mnt/f
 
+note "setfacl by the owner outside the file's group clears S_ISGID (generic/375)"
+# as_ids UID GID CMD...: run CMD as UID with only GID, status is CMD's
+as_ids() {
+	python3 - "$@" <<'EOF'
+import os, subprocess, sys
+os.setgroups([])
+os.setgid(int(sys.argv[2]))
+os.setuid(int(sys.argv[1]))
+sys.exit(subprocess.run(sys.argv[3:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode)
+EOF
+}
+# sgid_after UID GID ACL: the mode of a 2755 file of 4250:4250 after UID:GID sets ACL
+sgid_after() {
+	rm -f mnt/sg
+	touch mnt/sg && chown 4250:4250 mnt/sg && chmod 2755 mnt/sg || fail "set up mnt/sg"
+	as_ids "$1" "$2" setfacl -m "$3" mnt/sg || fail "setfacl -m $3 as $1:$2"
+	stat -c %a mnt/sg
+}
+chmod 777 mnt
+m=$(sgid_after 4250 4251 u::rwx,g::rwx,o::rwx)
+[ "$m" = 777 ] || fail "owner outside the group: mode $m, want 777 (S_ISGID cleared)"
+m=$(sgid_after 4250 4251 u:4242:r)
+[ "$m" = 755 ] || fail "owner outside the group, a named entry: mode $m, want 755"
+m=$(sgid_after 4250 4250 u::rwx,g::rwx,o::rwx)
+[ "$m" = 2777 ] || fail "owner in the group: mode $m, want 2777"
+m=$(sgid_after 0 0 u::rwx,g::rwx,o::rwx)
+[ "$m" = 2777 ] || fail "root (CAP_FSETID): mode $m, want 2777"
+rm -f mnt/sg
+chmod 755 mnt
+
 note "ACLs survive a remount; fsck is clean"
 before=$(acl_of mnt/f; acl_of mnt/d; acl_of mnt/d/sub)
 unmount_wait umount mnt

@@ -51,6 +51,11 @@ expect_ok "$BFS" format -q --size 512M img
 expect_ok "$BFS" mount img mnt
 note "synchronous direct I/O and mmap"
 direct_checks default
+# buffered reads through other opens racing AIO direct writes (xfstests
+# generic/451): main's bfs of session 6 read stale pages within a second
+note "buffered reads racing AIO direct writes (bfs-dio-race)"
+"$TOOLS/bfs-dio-race" mnt/race "${RACE_SECS:-6}" 2>race.err ||
+	{ cat race.err; fail "a buffered read after a racing AIO direct write"; }
 if command -v fio >/dev/null; then
 	note "asynchronous direct writes (fio, libaio), then buffered reads"
 	head -c 8388608 /dev/zero > mnt/aio
