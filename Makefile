@@ -5,6 +5,12 @@
 # Sources are found by wildcard: add a .c file under libcore/ or cmd/ and it
 # is built; add tests/unit/test_*.c and it becomes a test program.
 
+# compile on every core unless the caller chose (`make check` builds three
+# variants; the tests themselves run one at a time from their scripts)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 CC ?= cc
 PKGS := libxxhash libzstd blkid uuid
