@@ -537,6 +537,17 @@ static void set_open_flags(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 	 * reader sees its bytes meanwhile; write-back errors reach fsync
 	 */
 	fi->noflush = 1;
+	/* before the reply, so before any read through the open fills a page */
+	if (!fi->direct_io)
+		bfs_fs_cache_open(fs_of(req), ino);
+}
+
+/* a file open's release, or its undoing when its reply failed */
+static int open_undo(struct bfs_fs *fs, fuse_ino_t ino, const struct fuse_file_info *fi)
+{
+	if (!(fi->fh & BFS_FH_DIRECT_IO))
+		bfs_fs_cache_close(fs, ino);
+	return bfs_fs_inode_release(fs, ino);
 }
 
 /* O_TRUNC reaches open() because libfuse enables FUSE_CAP_ATOMIC_O_TRUNC */
@@ -606,7 +617,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return reply_err(req, ret);
 	set_open_flags(req, ino, fi);
 	if (fuse_reply_open(req, fi))
-		bfs_fs_inode_release(fs, ino);	/* the opener was interrupted */
+		open_undo(fs, ino, fi);		/* the opener was interrupted */
 }
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -640,7 +651,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	fill_entry(req, &e, &st);
 	set_open_flags(req, st.ino, fi);
 	if (fuse_reply_create(req, &e, fi)) {
-		bfs_fs_inode_release(fs, st.ino);
+		open_undo(fs, st.ino, fi);
 		entry_unref(fs, st.ino);
 	}
 }
@@ -667,6 +678,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return reply_err(req, -ENOMEM);
 	if (!buf)
 		buf = mine;
+	/*
+	 * A direct_io open reads past the page cache, but a mapping of it
+	 * faults pages in through the same open, and we cannot tell the two
+	 * apart: either may fill pages (direct_write_inval())
+	 */
+	if (fi->fh & BFS_FH_DIRECT_IO)
+		bfs_fs_cache_fill(fs_of(req), ino);
 	/* the inode the read saw tells whether atime moves: no second look-up */
 	n = bfs_fs_read_due(fs_of(req), ino, buf, size, (u64)off,
 			    f->read_only ? BFS_ATIME_NEVER : f->atime, &due);
@@ -692,13 +710,35 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * very pages under that write-back.  The kernel waits here for pages
  * under a READ in flight, which another worker serves (max_threads, 64
  * by default); it takes no inode lock, so the writer's is no deadlock.
+ *
+ * Only pages can be stale, and only opens without direct_io (set_open_flags())
+ * and reads through a direct_io one (a mapping of it: op_read()) fill any;
+ * the open-inode table keeps count (bfs_fs_cache_state()), so a file only
+ * ever opened O_DIRECT, and not mapped, costs no notification (one write(2)
+ * to /dev/fuse and a page-cache walk in the kernel).  Pages a closed open
+ * left behind are dropped once, the whole file, after which none are.
  */
 static void direct_write_inval(fuse_req_t req, fuse_ino_t ino, off_t off, size_t len)
 {
 	struct bfs_fuse *f = fuse_of(req);
+	enum bfs_cache_state st;
+	u32 gen;
 
-	if (f->se)
+	if (!f->se)
+		return;
+	st = bfs_fs_cache_state(f->fs, ino, &gen);
+	if (st == BFS_CACHE_OPEN) {
 		fuse_lowlevel_notify_inval_inode(f->se, ino, off, (off_t)len);
+	} else if (st == BFS_CACHE_LEFT) {
+		/*
+		 * offset 0, length 0: every page.  The kernel handles the
+		 * notification before write(2) returns, waiting for pages
+		 * under a read (a fill counted before @gen); one counted
+		 * after @gen keeps the inode cached.
+		 */
+		if (!fuse_lowlevel_notify_inval_inode(f->se, ino, 0, 0))
+			bfs_fs_cache_clear(f->fs, ino, gen);
+	}
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -741,7 +781,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	reply_err(req, bfs_fs_inode_release(fs_of(req), ino));
+	reply_err(req, open_undo(fs_of(req), ino, fi));
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)

@@ -37,7 +37,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
 /* mount(8)'s exit status for "mount failure" (mount.bcowfs only) */
@@ -177,22 +176,20 @@ static int check_not_mounted(struct mount_run *m)
  * then it is "in use" as before (a bfs fsck holding it also ends that way).
  */
 #define RELEASE_WAIT_NS		(20ULL * 1000 * 1000 * 1000)
-#define RELEASE_POLL_NS		(20 * 1000 * 1000)
 
+/*
+ * A blocking wait for the lock (bfs_dev_open_wait(): no polling), which
+ * returns as the holder lets go.  Mounted meanwhile (by someone else): in
+ * use, no waiting.  A mount that someone else makes during the wait holds
+ * the lock, so that wait runs out and ends "in use" too.
+ */
 static int open_device_released(struct mount_run *m, unsigned flags)
 {
-	const struct timespec poll = { 0, RELEASE_POLL_NS };
-	u64 deadline = bfs_monotonic_ns() + RELEASE_WAIT_NS;
 	char where[PATH_MAX + 64];
-	int ret = -EBUSY;
 
-	/* mounted again meanwhile (by someone else): in use, no more waiting */
-	while (ret == -EBUSY && bfs_monotonic_ns() < deadline &&
-	       bfs_check_mounted(m->device, where, sizeof(where)) <= 0) {
-		nanosleep(&poll, NULL);
-		ret = bfs_dev_open(m->device, flags, &m->dev);
-	}
-	return ret;
+	if (bfs_check_mounted(m->device, where, sizeof(where)) > 0)
+		return -EBUSY;
+	return bfs_dev_open_wait(m->device, flags, RELEASE_WAIT_NS, &m->dev);
 }
 
 static int open_device(struct mount_run *m)

@@ -43,6 +43,13 @@ enum bfs_dev_flags {
 
 /* -EROFS for a read-write open of a read-only block device (losetup -r) */
 int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out);
+/*
+ * The same, and a file's lock (BFS_DEV_EXCL, or the shared one of a
+ * read-only open) that another holds is waited for, up to @wait_ns: the
+ * open returns as that holder lets go, or -EBUSY after @wait_ns.  A block
+ * device claimed by another O_EXCL opener is -EBUSY at once.
+ */
+int bfs_dev_open_wait(const char *path, unsigned flags, u64 wait_ns, struct bfs_dev **out);
 /* a zero-filled memory device of @size bytes (tests, fuzzing) */
 int bfs_dev_open_mem(u64 size, struct bfs_dev **out);
 /* a memory device whose contents are copied from @src */

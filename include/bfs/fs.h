@@ -305,6 +305,33 @@ int bfs_fs_removexattr(struct bfs_fs *fs, u64 ino, const char *name);
 int bfs_fs_has_caps(struct bfs_fs *fs, u64 ino);
 
 /*
+ * What a page cache in front of the filesystem (the FUSE kernel's) may hold
+ * of an inode, kept with its references (bfs_fs_inode_open) by the FUSE
+ * daemon: a direct write must drop the pages a read filled while it was in
+ * flight, and need not when none can exist (cmd/fuse_ops.c).
+ *  bfs_fs_cache_open()   an open through the cache, before any read through
+ *                        it; from then on pages may be cached
+ *  bfs_fs_cache_close()  its release (its pages may stay cached)
+ *  bfs_fs_cache_fill()   before a read that may fill pages outside such an
+ *                        open (a mapping of an uncached one)
+ *  bfs_fs_cache_state()  after a write: NONE, no page can hold data older
+ *                        than it; OPEN, an open through the cache exists
+ *                        (or the inode has no references: nothing known);
+ *                        LEFT, none exists but pages may remain.  *gen for:
+ *  bfs_fs_cache_clear()  after every cached page was dropped (following a
+ *                        LEFT): NONE from now on, unless an open or a fill
+ *                        came since that bfs_fs_cache_state()
+ * Pages may be cached until the last reference goes (the kernel evicts the
+ * inode before its FORGET) or bfs_fs_cache_clear().
+ */
+enum bfs_cache_state { BFS_CACHE_NONE, BFS_CACHE_OPEN, BFS_CACHE_LEFT };
+void bfs_fs_cache_open(struct bfs_fs *fs, u64 ino);
+void bfs_fs_cache_close(struct bfs_fs *fs, u64 ino);
+void bfs_fs_cache_fill(struct bfs_fs *fs, u64 ino);
+enum bfs_cache_state bfs_fs_cache_state(struct bfs_fs *fs, u64 ino, u32 *gen);
+void bfs_fs_cache_clear(struct bfs_fs *fs, u64 ino, u32 gen);
+
+/*
  * POSIX ACLs (libcore/fs/acl.c), values in Linux's xattr form.  Permission
  * checks are the caller's (the kernel's); this layer keeps the mode and the
  * access ACL in step and does the inheritance of default ACLs.

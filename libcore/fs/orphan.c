@@ -29,7 +29,10 @@ struct open_entry {
 	struct open_entry *next;
 	u64	ino;
 	u64	count;
+	u32	cache_opens;	/* opens through a host page cache (bfs_fs_cache_open()) */
+	u32	cache_gen;	/* bumped by each of those and each fill: bfs_fs_cache_clear() */
 	u8	caps;		/* enum caps_state, under the table lock */
+	bool	cached;		/* the host page cache may hold pages of it */
 };
 
 struct bfs_open_inodes {
@@ -259,6 +262,78 @@ void bfs_open_caps_forget(struct bfs_fs *fs, u64 ino)
 	p = find(fs->open, ino);
 	if (*p)
 		(*p)->caps = CAPS_UNKNOWN;
+	bfs_mutex_unlock(&fs->open->lock);
+}
+
+/*
+ * The host page cache (bfs_fs_cache_state()).  The entry lives while the
+ * kernel knows the inode (its lookups hold references), so "cached" lasts
+ * until the kernel evicts the inode and its pages with it, or until
+ * bfs_fs_cache_clear() after every page was dropped.  All under the table
+ * lock, whose order is what makes a fill or an open either seen by a
+ * writer's look after its write, or later than the write.
+ */
+/* @ino's entry or NULL, the table locked */
+static struct open_entry *lock_entry(struct bfs_fs *fs, u64 ino)
+{
+	bfs_mutex_lock(&fs->open->lock);
+	return *find(fs->open, ino);
+}
+
+void bfs_fs_cache_open(struct bfs_fs *fs, u64 ino)
+{
+	struct open_entry *e = lock_entry(fs, ino);
+
+	if (e) {
+		e->cache_opens++;
+		e->cache_gen++;
+		e->cached = true;
+	}
+	bfs_mutex_unlock(&fs->open->lock);
+}
+
+void bfs_fs_cache_close(struct bfs_fs *fs, u64 ino)
+{
+	struct open_entry *e = lock_entry(fs, ino);
+
+	/* its pages stay: e->cached too */
+	if (e && e->cache_opens)
+		e->cache_opens--;
+	bfs_mutex_unlock(&fs->open->lock);
+}
+
+void bfs_fs_cache_fill(struct bfs_fs *fs, u64 ino)
+{
+	struct open_entry *e = lock_entry(fs, ino);
+
+	if (e) {
+		e->cache_gen++;
+		e->cached = true;
+	}
+	bfs_mutex_unlock(&fs->open->lock);
+}
+
+enum bfs_cache_state bfs_fs_cache_state(struct bfs_fs *fs, u64 ino, u32 *gen)
+{
+	struct open_entry *e = lock_entry(fs, ino);
+	enum bfs_cache_state st;
+
+	/* no entry (not the FUSE daemon's use): nothing known, assume an open */
+	if (!e || e->cache_opens)
+		st = BFS_CACHE_OPEN;
+	else
+		st = e->cached ? BFS_CACHE_LEFT : BFS_CACHE_NONE;
+	*gen = e ? e->cache_gen : 0;
+	bfs_mutex_unlock(&fs->open->lock);
+	return st;
+}
+
+void bfs_fs_cache_clear(struct bfs_fs *fs, u64 ino, u32 gen)
+{
+	struct open_entry *e = lock_entry(fs, ino);
+
+	if (e && !e->cache_opens && e->cache_gen == gen)
+		e->cached = false;
 	bfs_mutex_unlock(&fs->open->lock);
 }
 

@@ -96,8 +96,9 @@ static int dev_open_fd(const char *path, unsigned flags, bool blockdev)
 /*
  * Advisory lock: exclusive opens keep everyone else out, read-only opens keep
  * an exclusive holder (mkfs, fsck -y) from changing the device underneath.
+ * Another holder is waited for up to @wait_ns.
  */
-static int dev_lock(struct bfs_dev *dev, unsigned flags)
+static int dev_lock(struct bfs_dev *dev, unsigned flags, u64 wait_ns)
 {
 	int op;
 
@@ -113,7 +114,7 @@ static int dev_lock(struct bfs_dev *dev, unsigned flags)
 			continue;
 		/* the caller says it in its own words: -EBUSY is "in use" */
 		if (errno == EWOULDBLOCK)
-			return -EBUSY;
+			return bfs_os_flock_wait(dev->fd, op, wait_ns);
 		return -errno;
 	}
 	return 0;
@@ -153,7 +154,7 @@ static bool dev_env_buffered(void)
 	return s && *s && strcmp(s, "0");
 }
 
-int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
+static int dev_open(const char *path, unsigned flags, u64 wait_ns, struct bfs_dev **out)
 {
 	struct bfs_dev *dev;
 	struct stat st;
@@ -214,7 +215,7 @@ int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
 		}
 	}
 
-	ret = dev_lock(dev, flags);
+	ret = dev_lock(dev, flags, wait_ns);
 	if (ret)
 		goto err;
 	ret = dev_probe(dev, &st);
@@ -227,6 +228,16 @@ int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
 err:
 	dev_free(dev);
 	return ret;
+}
+
+int bfs_dev_open(const char *path, unsigned flags, struct bfs_dev **out)
+{
+	return dev_open(path, flags, 0, out);
+}
+
+int bfs_dev_open_wait(const char *path, unsigned flags, u64 wait_ns, struct bfs_dev **out)
+{
+	return dev_open(path, flags, wait_ns, out);
 }
 
 static int dev_open_mem_sized(u64 size, unsigned sector_size, struct bfs_dev **out)

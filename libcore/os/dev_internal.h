@@ -136,6 +136,13 @@ int bfs_os_uring_xfer(struct bfs_os_xfer *x, unsigned nr, unsigned *order,
 		      void (*work)(void *arg), void *arg, bool *worked);
 bool bfs_os_uring_available(void);
 
+/*
+ * flock_wait.c: flock(@fd, @op) (LOCK_EX or LOCK_SH), waiting up to
+ * @timeout_ns for another holder to let go: 0, -EBUSY if it still holds
+ * the lock then, or another negative errno
+ */
+int bfs_os_flock_wait(int fd, int op, u64 timeout_ns);
+
 /* dev_size.c: the size in bytes of open @fd, a block device or a regular file */
 int bfs_os_fd_size(int fd, bool blockdev, u64 *size);
 

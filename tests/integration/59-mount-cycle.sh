@@ -1,7 +1,8 @@
 # umount, then mount again at once: umount(8) of an image file returns
 # before the old mount process has released the image, and the new mount
 # waits for that instead of failing with "in use" (xfstests' cycle mount
-# found this).  A lock held by something else still ends in "in use", and
+# found this), blocked in flock(2) until the holder lets go (no polling).
+# A lock held by something else past 20 s still ends in "in use", and
 # a device that is mounted again meanwhile is refused at once.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mount-lib.sh"
@@ -35,6 +36,18 @@ took=$(( ($(date +%s%N) - start) / 1000000 ))
 [ $took -ge 500 ] || fail "mount did not wait for the lock (${took} ms)"
 wait $locker
 is_mounted mnt || fail "not mounted after waiting"
+
+note "a read-only mount waits for an exclusive holder too (a shared lock)"
+unmount_wait umount mnt
+flock -x img sleep 1 &
+locker=$!
+sleep 0.3
+expect_ok "$BFS" mount -o ro img mnt
+wait $locker
+is_mounted mnt || fail "not mounted read-only after waiting"
+[ "$(cat mnt/round)" = 9 ] || fail "read-only mount after waiting: content"
+unmount_wait umount mnt
+expect_ok "$BFS" mount img mnt
 
 note "mounted: a second mount is refused at once"
 start=$(date +%s%N)

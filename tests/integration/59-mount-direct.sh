@@ -56,6 +56,12 @@ direct_checks default
 note "buffered reads racing AIO direct writes (bfs-dio-race)"
 "$TOOLS/bfs-dio-race" mnt/race "${RACE_SECS:-6}" 2>race.err ||
 	{ cat race.err; fail "a buffered read after a racing AIO direct write"; }
+# a file no buffered open ever touched: its direct writes send no
+# invalidation until a mapping's faults fill pages, then drop all of them
+# once (direct_write_inval() in cmd/fuse_ops.c)
+note "mappings of O_DIRECT opens racing AIO direct writes (bfs-dio-race mmap)"
+"$TOOLS/bfs-dio-race" mnt/race-map "${RACE_SECS:-3}" mmap 2>race.err ||
+	{ cat race.err; fail "a mapping read after a racing AIO direct write"; }
 if command -v fio >/dev/null; then
 	note "asynchronous direct writes (fio, libaio), then buffered reads"
 	head -c 8388608 /dev/zero > mnt/aio

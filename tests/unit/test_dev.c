@@ -221,6 +221,62 @@ START_TEST(test_open_errors)
 }
 END_TEST
 
+/* a holder that lets go of its device after @ms milliseconds */
+struct late_release {
+	struct bfs_dev *dev;
+	unsigned ms;
+};
+
+static void *release_later(void *arg)
+{
+	struct late_release *r = arg;
+	struct timespec ts = { r->ms / 1000, (long)(r->ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+	bfs_dev_close(r->dev);
+	return NULL;
+}
+
+/*
+ * bfs_dev_open_wait(): an open that finds the lock held waits until the
+ * holder lets go, or is -EBUSY when the holder keeps it past the timeout; the
+ * timer's signal of that wait interrupts nothing afterwards.
+ */
+START_TEST(test_flock_wait)
+{
+	char *path = make_file("lockwait", MEM_SIZE);
+	struct late_release r = { .ms = 100 };
+	struct timespec nap = { 0, 150 * 1000 * 1000 };
+	struct bfs_dev *a, *b;
+	pthread_t t;
+
+	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_EXCL, &r.dev), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, release_later, &r), 0);
+	/* 0, not -EBUSY: it ended when the holder let go */
+	ck_assert_int_eq(bfs_dev_open_wait(path, BFS_DEV_EXCL, 10ULL * 1000000000, &a), 0);
+	pthread_join(t, NULL);
+
+	/* held throughout: busy after the wait, by exclusive and shared openers */
+	ck_assert_int_eq(bfs_dev_open_wait(path, BFS_DEV_EXCL, 50 * 1000000, &b), -EBUSY);
+	ck_assert_int_eq(bfs_dev_open_wait(path, BFS_DEV_RDONLY, 50 * 1000000, &b), -EBUSY);
+	/* no timer signal left over to cut a later sleep short */
+	ck_assert_int_eq(nanosleep(&nap, NULL), 0);
+	/* no waiting asked for: as bfs_dev_open() */
+	ck_assert_int_eq(bfs_dev_open_wait(path, BFS_DEV_EXCL, 0, &b), -EBUSY);
+
+	/* a shared holder, and an exclusive opener waiting for it */
+	bfs_dev_close(a);
+	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_RDONLY, &r.dev), 0);
+	ck_assert_int_eq(bfs_dev_open_wait(path, BFS_DEV_RDONLY, 50 * 1000000, &b), 0);
+	bfs_dev_close(b);
+	ck_assert_int_eq(pthread_create(&t, NULL, release_later, &r), 0);
+	ck_assert_int_eq(bfs_dev_open_wait(path, BFS_DEV_EXCL, 10ULL * 1000000000, &a), 0);
+	pthread_join(t, NULL);
+	bfs_dev_close(a);
+	drop_file(path);
+}
+END_TEST
+
 START_TEST(test_flock)
 {
 	char *path = make_file("lock", MEM_SIZE);
@@ -638,6 +694,7 @@ static Suite *dev_suite(void)
 	tcase_add_test(tc, test_file_rdonly);
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_flock);
+	tcase_add_test(tc, test_flock_wait);
 	tcase_add_test(tc, test_discard_file);
 	tcase_add_test(tc, test_discard_mem);
 	tcase_add_test(tc, test_fail_injection_mem);

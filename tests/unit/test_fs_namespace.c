@@ -1364,6 +1364,70 @@ START_TEST(test_has_caps)
 END_TEST
 
 /*
+ * bfs_fs_cache_*(): what the host page cache may hold, kept with the
+ * references.  A write skips dropping pages (NONE) only while no open
+ * through the cache and no fill happened since the inode got its first
+ * reference or since the last clear; pages a closed open left (LEFT) stay
+ * until a clear that no open or fill overtook.
+ */
+START_TEST(test_cache_state)
+{
+	u64 f = mk(BFS_ROOT_INO, "f", S_IFREG | 0644);
+	u32 gen, gen2;
+
+	/* no references: nothing known */
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_OPEN);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);		/* the kernel's lookup */
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_NONE);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);		/* a buffered open */
+	bfs_fs_cache_open(fs, f);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);		/* and another */
+	bfs_fs_cache_open(fs, f);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_OPEN);
+	bfs_fs_cache_clear(fs, f, gen);				/* not while open */
+	bfs_fs_cache_close(fs, f);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_OPEN);
+	bfs_fs_cache_close(fs, f);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+	/* closed: its pages may stay */
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_LEFT);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen2), BFS_CACHE_LEFT);
+	ck_assert_uint_eq(gen, gen2);
+	bfs_fs_cache_clear(fs, f, gen);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_NONE);
+	/* a read through a direct open (a mapping) fills pages */
+	bfs_fs_cache_fill(fs, f);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_LEFT);
+	/* a fill, or an open and close, after the look overtakes the clear */
+	bfs_fs_cache_fill(fs, f);
+	bfs_fs_cache_clear(fs, f, gen);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_LEFT);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	bfs_fs_cache_open(fs, f);
+	bfs_fs_cache_close(fs, f);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+	bfs_fs_cache_clear(fs, f, gen);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_LEFT);
+	bfs_fs_cache_clear(fs, f, gen);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_NONE);
+	/* the last reference (the kernel evicted the inode, pages and all) */
+	bfs_fs_cache_fill(fs, f);
+	ck_assert_int_eq(bfs_fs_inode_forget(fs, f, 1), 0);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_OPEN);
+	ck_assert_int_eq(bfs_fs_inode_open(fs, f), 0);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_NONE);
+	/* a stray close, or calls for an inode without references, change nothing */
+	bfs_fs_cache_close(fs, f);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, f, &gen), BFS_CACHE_NONE);
+	bfs_fs_cache_open(fs, 999999);
+	bfs_fs_cache_fill(fs, 999999);
+	ck_assert_int_eq(bfs_fs_cache_state(fs, 999999, &gen), BFS_CACHE_OPEN);
+	ck_assert_int_eq(bfs_fs_inode_release(fs, f), 0);
+}
+END_TEST
+
+/*
  * bfs_fs_has_caps() from several threads (the FUSE workers' direct writes)
  * while one sets and removes the capability: every caller gets 0 or 1, and
  * the changer always sees its own change (for TSan: doc/commit.md).
@@ -2260,6 +2324,7 @@ static Suite *fs_namespace_suite(void)
 	tcase_add_test(tc, test_orphans_crash);
 	tcase_add_test(tc, test_xattrs);
 	tcase_add_test(tc, test_has_caps);
+	tcase_add_test(tc, test_cache_state);
 	tcase_add_test(tc, test_has_caps_threads);
 	tcase_add_test(tc, test_xattr_64k_nodes);
 	tcase_add_test(tc, test_small_nodes);
