@@ -16,12 +16,14 @@
 # options; mount(8) drops dev and suid, its defaults, so the mounts are
 # nodev,nosuid all the same: see doc/testing.md),
 # SIZE=2G (each image), EXCLUDE=FILE (an extra ./check -E file; the
-# script's own list, tests/tools/xfstests-exclude, is always used).
+# script's own list, tests/tools/xfstests-exclude, is always used;
+# EXCLUDE=tests/tools/xfstests-exclude-slow leaves out the tests of
+# -g auto that take over 5 minutes each on a small machine).
 # Needs root, FUSE, and /sbin writable (for a mount helper of its own).  After
 # the run both images are checked with "bfs fsck -fn": xfstests has no
 # fsck for FSTYP=fuse.
 set -u
-[ $# -ge 3 ] || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 BFS=$(realpath "$1")
 XFS=$(realpath "$2")
 WORK=$3
