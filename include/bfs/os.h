@@ -43,6 +43,7 @@ static inline void *bfs_aligned_alloc(size_t align, size_t n)
 enum bfs_thread_buf_slot {
 	BFS_TBUF_DEV_BOUNCE,	/* direct I/O from unaligned memory (os/dev.c) */
 	BFS_TBUF_FUSE_RX,	/* a FUSE request's body (cmd/fuse_wire.c) */
+	BFS_TBUF_DATA_READ,	/* a small read's chunk (libcore/fs/data_io.c) */
 	BFS_TBUF_NR
 };
 void *bfs_thread_buf(unsigned slot, size_t len);

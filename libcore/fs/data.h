@@ -238,11 +238,20 @@ struct data_chunk_read {
 	u8	*buf;
 	size_t	disk;
 	bool	in_place;	/* buf is the caller's @dst */
+	bool	kept;		/* buf is this thread's kept read buffer: never freed */
 };
 
-int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void *dst,
+/*
+ * @keep: the chunk may be read into this thread's kept buffer
+ * (BFS_TBUF_DATA_READ, at most DATA_READ_KEEP_MAX bytes) instead of a fresh
+ * one: for one chunk per read, whose data is copied out before the thread's
+ * next read.  Saves an aligned allocation and its free per small read.
+ */
+#define DATA_READ_KEEP_MAX	(64U << 10)
+int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void *dst, bool keep,
 			     struct data_chunk_read *r, struct bfs_dev_io *io, char *why,
 			     size_t why_len);
+/* *out is the caller's to free, unless r->kept is still set after the call */
 int bfs_data_chunk_read_done(struct data_chunk_read *r, int io_ret, u8 **out, char *why,
 			     size_t why_len);
 void bfs_data_chunk_read_drop(struct data_chunk_read *r);

@@ -76,7 +76,7 @@ int bfs_data_chunk_write(struct bfs_fs_data *d, const void *data, u32 len, struc
 	return ret;
 }
 
-int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void *dst,
+int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void *dst, bool keep,
 			     struct data_chunk_read *r, struct bfs_dev_io *io, char *why,
 			     size_t why_len)
 {
@@ -94,6 +94,9 @@ int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void 
 	if (dst && v->compression == BFS_COMPRESSION_NONE && disk == stored && stored == chunk) {
 		r->buf = dst;	/* the caller's buffer takes the whole chunk */
 		r->in_place = true;
+	} else if (keep && disk <= DATA_READ_KEEP_MAX &&
+		   (r->buf = bfs_thread_buf(BFS_TBUF_DATA_READ, disk))) {
+		r->kept = true;	/* page-aligned too */
 	} else {
 		/* aligned: on an O_DIRECT device it is read without a bounce */
 		r->buf = bfs_aligned_alloc(4096, disk);
@@ -106,7 +109,7 @@ int bfs_data_chunk_read_prep(u32 block_size, const struct bfs_extent_v *v, void 
 
 void bfs_data_chunk_read_drop(struct data_chunk_read *r)
 {
-	if (!r->in_place)
+	if (!r->in_place && !r->kept)
 		bfs_free(r->buf);
 	r->buf = NULL;
 }
@@ -157,6 +160,7 @@ int bfs_data_chunk_read_done(struct data_chunk_read *r, int io_ret, u8 **out, ch
 	}
 	n = ZSTD_decompress(plain, chunk, r->buf, stored);
 	bfs_data_chunk_read_drop(r);
+	r->kept = false;	/* *out is plain, the caller's */
 	if (ZSTD_isError(n) || n != chunk) {
 		snprintf(why, why_len, "zstd frame at device offset %" PRIu64 " (%u bytes) %s%s", off,
 			 stored, ZSTD_isError(n) ? "does not decompress: " : "has the wrong size",
@@ -176,7 +180,7 @@ int bfs_data_chunk_load(struct bfs_dev *dev, u32 block_size, const struct bfs_ex
 	int ret;
 
 	*out = NULL;
-	ret = bfs_data_chunk_read_prep(block_size, v, NULL, &r, &io, why, why_len);
+	ret = bfs_data_chunk_read_prep(block_size, v, NULL, false, &r, &io, why, why_len);
 	if (ret)
 		return ret;
 	return bfs_data_chunk_read_done(&r, bfs_dev_read(dev, io.off, io.buf, io.len), out, why,

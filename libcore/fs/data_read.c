@@ -36,12 +36,32 @@ struct extent_piece {
 	struct data_chunk_read r;
 };
 
+/*
+ * The pieces of a read: most reads have one or two, kept in the plan itself
+ * (no allocation); a longer read moves them to the heap.  Plans live on
+ * their reader's stack and are never copied.
+ */
+#define PLAN_INLINE	4
+
 struct read_plan {
 	struct extent_piece *p;
 	struct bfs_dev_io *io;
 	unsigned nr, cap;
 	bool	unchecked;		/* a chunk without checksum */
+	bool	kept_used;		/* a piece reads into the thread's kept buffer */
+	struct extent_piece p_inline[PLAN_INLINE];
+	struct bfs_dev_io io_inline[PLAN_INLINE];
 };
+
+static void plan_init(struct read_plan *rp)
+{
+	rp->p = rp->p_inline;
+	rp->io = rp->io_inline;
+	rp->nr = 0;
+	rp->cap = PLAN_INLINE;
+	rp->unchecked = false;
+	rp->kept_used = false;
+}
 
 static void plan_drop(struct read_plan *rp)
 {
@@ -49,24 +69,39 @@ static void plan_drop(struct read_plan *rp)
 
 	for (i = 0; i < rp->nr; i++)
 		bfs_data_chunk_read_drop(&rp->p[i].r);
-	bfs_free(rp->p);
-	bfs_free(rp->io);
-	*rp = (struct read_plan){ 0 };
+	if (rp->p != rp->p_inline)
+		bfs_free(rp->p);
+	if (rp->io != rp->io_inline)
+		bfs_free(rp->io);
+	plan_init(rp);
+}
+
+/* a heap copy of @n elements of @size from @old (inline or heap) with room for @cap */
+static void *plan_array(void *inl, void *old, size_t n, size_t cap, size_t size)
+{
+	void *p;
+
+	if (old != inl)
+		return bfs_realloc(old, cap * size);
+	p = bfs_malloc(cap * size);
+	if (p)
+		memcpy(p, old, n * size);
+	return p;
 }
 
 static int plan_grow(struct read_plan *rp)
 {
-	unsigned cap = rp->cap ? 2 * rp->cap : 16;
+	unsigned cap = 2 * rp->cap;
 	struct extent_piece *p;
 	struct bfs_dev_io *io;
 
-	p = bfs_realloc(rp->p, cap * sizeof(*p));
+	p = plan_array(rp->p_inline, rp->p, rp->nr, cap, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	rp->p = p;
-	io = bfs_realloc(rp->io, cap * sizeof(*io));
+	io = plan_array(rp->io_inline, rp->io, rp->nr, cap, sizeof(*io));
 	if (!io)
-		return -ENOMEM;
+		return -ENOMEM;	/* rp->p already has room for cap: harmless */
 	rp->io = io;
 	rp->cap = cap;
 	return 0;
@@ -114,7 +149,7 @@ static int piece_add(struct bfs_fs_data *d, struct read_plan *rp, const struct b
 		return -EIO;
 	}
 	ret = bfs_data_chunk_read_prep(d->block_size, v, !p->from && len == chunk ? out : NULL,
-				       &p->r, &rp->io[rp->nr], why, sizeof(why));
+				       !rp->kept_used, &p->r, &rp->io[rp->nr], why, sizeof(why));
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret) {
@@ -123,6 +158,8 @@ static int piece_add(struct bfs_fs_data *d, struct read_plan *rp, const struct b
 	}
 	if (v->csum_type == BFS_CSUM_NONE)
 		rp->unchecked = true;
+	if (p->r.kept)
+		rp->kept_used = true;
 	rp->nr++;
 	return 0;
 }
@@ -215,7 +252,8 @@ static int read_finish(struct read_plan *rp, bool quiet)
 			ret = -EIO;
 		} else if (plain != p->out) {
 			memcpy(p->out, plain + p->from, p->len);
-			bfs_free(plain);
+			if (!p->r.kept)
+				bfs_free(plain);
 		}
 	}
 	rp->nr = 0;
@@ -226,9 +264,10 @@ static int read_finish(struct read_plan *rp, bool quiet)
 int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 skip, void *out,
 			 size_t len)
 {
-	struct read_plan rp = { 0 };
+	struct read_plan rp;
 	int ret;
 
+	plan_init(&rp);
 	ret = piece_add(d, &rp, k, skip, out, len);
 	if (ret) {
 		plan_drop(&rp);
@@ -240,9 +279,10 @@ int bfs_data_extent_read(struct bfs_fs_data *d, const struct bfs_bkey *k, u64 sk
 
 int bfs_data_read_range(struct bfs_fs_data *d, u64 ino, void *buf, size_t len, u64 off)
 {
-	struct read_plan rp = { 0 };
+	struct read_plan rp;
 	int ret;
 
+	plan_init(&rp);
 	ret = read_collect(d, ino, buf, len, off, &rp);
 	if (ret) {
 		plan_drop(&rp);
@@ -278,9 +318,10 @@ int bfs_data_file_read(struct bfs_fs *fs, u64 ino, struct bfs_inode *inode, int 
  */
 static int read_unlocked(struct bfs_fs *fs, u64 ino, void *buf, size_t len, u64 off)
 {
-	struct read_plan rp = { 0 };
+	struct read_plan rp;
 	int ret;
 
+	plan_init(&rp);
 	ret = read_collect(fs->data, ino, buf, len, off, &rp);
 	if (ret || rp.unchecked) {
 		plan_drop(&rp);

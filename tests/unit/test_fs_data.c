@@ -12,6 +12,7 @@
 #include "tu.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -156,6 +157,103 @@ START_TEST(test_roundtrip)
 	bfs_free(model);
 	bfs_free(buf);
 	bfs_dev_close(dev);
+}
+END_TEST
+
+/*
+ * Small reads: one chunk per read lands in the thread's kept buffer
+ * (data_io.c), a read of more chunks than the plan holds inline moves its
+ * pieces to the heap (data_read.c).  From threads that exit (their kept
+ * buffers freed: ASan's leak check) and on zstd too (a decompressed chunk is
+ * the caller's, the kept compressed one is not).
+ */
+struct small_reader {
+	struct bfs_fs *fs;
+	u64	ino, size, seed;
+	const u8 *model;
+	unsigned bad;
+};
+
+static void *small_reads(void *arg)
+{
+	struct small_reader *r = arg;
+	u8 *buf = bfs_malloc(64 * KiB);
+	u64 st = r->seed;
+	unsigned i;
+
+	if (!buf) {
+		r->bad++;
+		return NULL;
+	}
+	for (i = 0; i < 400; i++) {
+		u64 len, off;
+		ssize_t n;
+
+		st ^= st << 13;
+		st ^= st >> 7;
+		st ^= st << 17;
+		/* within one chunk, across two, or a whole aligned one */
+		len = i % 3 == 2 ? 16 * KiB : 1 + st % (i % 3 ? 40 * KiB : 4 * KiB);
+		off = (st >> 20) % (r->size - len);
+		if (i % 3 == 2)
+			off = BFS_ROUND_DOWN(off, 16 * KiB);
+		n = bfs_fs_read(r->fs, r->ino, buf, len, off);
+		if (n != (ssize_t)len || memcmp(buf, r->model + off, len))
+			r->bad++;
+	}
+	bfs_free(buf);
+	return NULL;
+}
+
+static void small_reads_on(u8 compression)
+{
+	struct bfs_dev *dev = mkfs(64 * MiB, 0, 0, compression);
+	struct bfs_fs *fs = tu_fs_open(dev);
+	const u64 size = 2 * MiB;
+	u8 *model = bfs_malloc(size), *buf = bfs_malloc(size);
+	struct small_reader r[4];
+	pthread_t t[4];
+	u64 ino = tu_mkfile(fs, "f");
+	unsigned i, round;
+
+	ck_assert_ptr_nonnull(model);
+	ck_assert_ptr_nonnull(buf);
+	tu_fill_random(model, size, 7);
+	if (compression != BFS_COMPRESSION_NONE)
+		for (i = 0; i < size; i++)
+			model[i] &= 0x0f;	/* compressible, and compressed */
+	write_all(fs, ino, model, size, 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);	/* on the device, nothing buffered */
+	fs = tu_fs_open(dev);
+	for (round = 0; round < 2; round++) {	/* the second round: fresh threads */
+		for (i = 0; i < 4; i++) {
+			r[i] = (struct small_reader){ .fs = fs, .ino = ino, .size = size,
+						      .seed = 1 + i + 10 * round, .model = model };
+			ck_assert_int_eq(pthread_create(&t[i], NULL, small_reads, &r[i]), 0);
+		}
+		for (i = 0; i < 4; i++) {
+			ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+			ck_assert_uint_eq(r[i].bad, 0);
+		}
+	}
+	/* unaligned, 64 and more chunks: past the inline pieces, grown twice and more */
+	ck_assert_int_eq(bfs_fs_read(fs, ino, buf, size - 5000, 1234), (ssize_t)(size - 5000));
+	ck_assert(!memcmp(buf, model + 1234, size - 5000));
+	/* and this thread's small reads between the long ones */
+	ck_assert_int_eq(bfs_fs_read(fs, ino, buf, 100, 20000), 100);
+	ck_assert(!memcmp(buf, model + 20000, 100));
+	ck_assert_int_eq(bfs_fs_read(fs, ino, buf, 300 * KiB, 7), (ssize_t)(300 * KiB));
+	ck_assert(!memcmp(buf, model + 7, 300 * KiB));
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_free(model);
+	bfs_free(buf);
+	bfs_dev_close(dev);
+}
+
+START_TEST(test_small_reads_kept)
+{
+	small_reads_on(BFS_COMPRESSION_NONE);
+	small_reads_on(BFS_COMPRESSION_ZSTD);
 }
 END_TEST
 
@@ -1081,6 +1179,7 @@ static Suite *fs_data_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_roundtrip);
+	tcase_add_test(tc, test_small_reads_kept);
 	tcase_add_test(tc, test_sparse);
 	tcase_add_test(tc, test_truncate);
 	tcase_add_test(tc, test_fallocate);
