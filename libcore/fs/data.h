@@ -121,6 +121,9 @@ struct data_update {
 	bool	relocked;
 	/* data_queue_write(): every chunk through the page cache (BFS_WRITE_CACHED) */
 	bool	cached;
+	/* data_update_commit(): the fixup of the commit's non-alloc keys (an inode's), or NULL */
+	bfs_trans_fixup_fn key_fixup;
+	void	*key_fixup_ctx;
 };
 
 /* ---- extent.c: the extent and alloc key types ---- */
