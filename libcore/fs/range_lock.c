@@ -169,6 +169,8 @@ struct bfs_range *bfs_range_get(struct bfs_fs *fs, const struct bfs_inode *inode
 	struct range_stripe *s;
 	struct range_inode *ri;
 	struct bfs_range *r = NULL;
+	struct bfs_inode fresh;
+	bool first = false;
 	unsigned i;
 
 	if (!fs->ranges)
@@ -189,6 +191,7 @@ struct bfs_range *bfs_range_get(struct bfs_fs *fs, const struct bfs_inode *inode
 			/* the first holder: nobody else changes the inode until the last one is gone */
 			ri->ino = inode->ino;
 			ri->inode = *inode;
+			first = true;
 		}
 	}
 	if (!r || !ri) {
@@ -202,6 +205,22 @@ struct bfs_range *bfs_range_get(struct bfs_fs *fs, const struct bfs_inode *inode
 	r->end = end;
 	__atomic_add_fetch(&s->nr, 1, __ATOMIC_RELEASE);
 	bfs_mutex_unlock(&s->lock);
+	if (first) {
+		/*
+		 * The caller read @inode while the range writers before us may
+		 * still have been committing (the last one left since): its
+		 * sectors and times are the btree's now.  Read with the table
+		 * unlocked (fixups take it with leaves locked); no other holder
+		 * can join before we return, the caller has the stripe lock.
+		 */
+		if (bfs_inode_read(fs, inode->ino, &fresh)) {
+			bfs_range_put(fs, r);
+			return NULL;
+		}
+		bfs_mutex_lock(&s->lock);
+		ri->inode = fresh;
+		bfs_mutex_unlock(&s->lock);
+	}
 	count(&fs->ranges->ranged);
 	return r;
 }
