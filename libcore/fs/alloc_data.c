@@ -484,8 +484,11 @@ static void alloc_fixup(void *ctx, enum bfs_btree_id id, struct bfs_bkey *k)
 	u64 b = le64_to_cpu(k->inode);
 	size_t i;
 
-	if (id != BFS_BTREE_ALLOC || k->type != BFS_KEY_ALLOC)
+	if (id != BFS_BTREE_ALLOC || k->type != BFS_KEY_ALLOC) {
+		if (u->key_fixup)
+			u->key_fixup(u->key_fixup_ctx, id, k);
 		return;
+	}
 	for (i = 0; i < u->nr; i++) {
 		struct data_delta *x = &u->d[i];
 		struct bfs_bucket *bk = &d->b[x->bucket];

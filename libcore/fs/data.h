@@ -4,14 +4,15 @@
  * (data*.c, extent*.c, alloc_data*.c, gc*.c); see doc/format/data.md.
  *
  * Locking, outermost first:
- *   inode lock (fs_internal.h)   every change to a file's extents
+ *   inode lock (fs_internal.h)   every change to a file's extents, or
+ *   a range of it (range_lock.h) a write inside its size: its blocks
  *   d->lock                      the bucket table, write point, free lists
  * Data commits hold no lock of this layer across the commit: a bucket's
  * alloc key value is computed from the bucket table at apply time, under
  * the btree's lock of the key's leaf (bfs_trans_set_fixup()), so commits
  * that write one bucket's key reach the journal in the order their values
  * were computed (doc/commit.md, "Data commits").
- * Data I/O happens under the inode lock only.
+ * Data I/O happens under the inode lock or a range of it only.
  */
 #ifndef BFS_FS_DATA_H
 #define BFS_FS_DATA_H
@@ -121,6 +122,9 @@ struct data_update {
 	bool	relocked;
 	/* data_queue_write(): every chunk through the page cache (BFS_WRITE_CACHED) */
 	bool	cached;
+	/* data_update_commit(): the fixup of the commit's non-alloc keys (an inode's), or NULL */
+	bfs_trans_fixup_fn key_fixup;
+	void	*key_fixup_ctx;
 };
 
 /* ---- extent.c: the extent and alloc key types ---- */

@@ -14,6 +14,7 @@
 #include <bfs/log.h>
 
 #include "data.h"
+#include "range_lock.h"
 #include "tail_buf.h"
 
 #define GC_MAX_TRIES		128	/* copy-GC effort before a write gives up with ENOSPC */
@@ -490,6 +491,136 @@ ssize_t bfs_data_write_back(struct bfs_fs *fs, struct bfs_inode *inode, const vo
 	return write_locked(fs, inode, buf, len, off, 0, mtime ? mtime : bfs_fs_now());
 }
 
+/*
+ * A write inside the file's size holding range @r (range_lock.h), no inode
+ * lock: batches as in write_locked(), the inode key's sectors and times
+ * added at apply time (bfs_range_inode_fixup()), so range writers of one
+ * file commit in parallel.  Out of space with nothing queued, *again: the
+ * caller writes the rest with the inode lock (copy-GC needs it).
+ */
+static ssize_t write_ranged(struct bfs_fs *fs, struct bfs_range *r, u64 ino, const void *buf,
+			    size_t len, u64 off, unsigned flags, bool *again)
+{
+	struct bfs_fs_data *d = fs->data;
+	size_t total = 0;
+	int ret = 0;
+
+	*again = false;
+	while (total < len) {
+		struct bfs_range_commit rc = { .r = r };
+		struct data_update u;
+		struct bfs_trans *t;
+		size_t done = 0;
+		int qret;
+
+		ret = bfs_trans_begin(d->c, &t);
+		if (ret)
+			break;
+		data_update_init(&u, t);
+		u.gc_unlocked = true;
+		u.cached = flags & BFS_WRITE_CACHED;
+		qret = data_queue_write(d, &u, ino, buf ? (const u8 *)buf + total : NULL,
+					len - total, off + total, NULL, &done);
+		if (done) {
+			struct bfs_inode snap;
+
+			/* a placeholder value: the fixup writes the inode as it is then */
+			bfs_range_inode_snapshot(fs, r, &snap);
+			rc.sectors = u.inode_sectors;
+			rc.now = bfs_fs_now();
+			ret = bfs_inode_write(t, &snap);
+			if (!ret) {
+				u.key_fixup = bfs_range_inode_fixup;
+				u.key_fixup_ctx = &rc;
+				ret = data_update_commit(d, &u, NULL);
+				bfs_range_commit_end(&rc, ret);
+			} else {
+				data_update_abort(d, &u);
+			}
+			if (ret)
+				done = 0;
+		}
+		bfs_trans_end(t);
+		data_update_exit(&u);
+		total += done;
+		if (!ret && qret == -EAGAIN) {
+			*again = true;
+			break;
+		}
+		if (!ret)
+			ret = qret;
+		if (ret)
+			break;
+	}
+	if (total)
+		return (ssize_t)total;
+	return ret;
+}
+
+/* under the drained inode lock, *inode read: the write the ordinary way */
+static ssize_t write_whole(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
+			   size_t len, u64 off, unsigned flags, bool buffer)
+{
+	ssize_t ret = bfs_iflags_may_write(inode->flags, inode->size, off);
+
+	if (!ret && buffer)
+		ret = bfs_tail_write(fs, inode, buf, len, off);
+	if (!ret)
+		ret = bfs_data_write_locked(fs, inode, buf, len, off, flags);
+	return ret;
+}
+
+/*
+ * Under the stripe lock (not drained), *inode read, [off, off + len)
+ * inside its size: a range writer, unless the tail buffer takes it (only
+ * when no range writer is in flight: a buffer never exists next to one)
+ * or the range table is full.  Releases the lock.
+ */
+static ssize_t write_inside(struct bfs_fs *fs, struct bfs_inode *inode, const void *buf,
+			    size_t len, u64 off, unsigned flags, bool buffer)
+{
+	u64 bs = fs->data->block_size, ino = inode->ino;
+	struct bfs_range *r;
+	bool again;
+	ssize_t ret, more;
+
+	if (buffer && !bfs_range_busy(fs, ino)) {
+		ret = bfs_tail_write(fs, inode, buf, len, off);
+		if (ret) {
+			bfs_inode_unlock(fs, ino);
+			return ret;
+		}
+	}
+	/* whole blocks: a partial one is read and merged, so it is ours too */
+	r = bfs_range_get(fs, inode, BFS_ROUND_DOWN(off, bs), BFS_ROUND_UP(off + len, bs));
+	if (!r) {
+		bfs_range_drain(fs, ino);
+		ret = bfs_inode_read(fs, ino, inode);
+		if (!ret)
+			ret = bfs_data_write_locked(fs, inode, buf, len, off, flags);
+		bfs_inode_unlock(fs, ino);
+		return ret;
+	}
+	bfs_inode_unlock(fs, ino);
+	ret = write_ranged(fs, r, ino, buf, len, off, flags, &again);
+	bfs_range_put(fs, r);
+	if (!again)
+		return ret;
+	/* out of space: the rest with the inode lock, which copy-GC needs */
+	if (ret < 0)
+		ret = 0;
+	bfs_inode_lock_raw(fs, ino);
+	more = bfs_data_file_read(fs, ino, inode, -EINVAL);
+	if (more)
+		return ret ? ret : more;
+	more = write_whole(fs, inode, buf ? (const u8 *)buf + ret : NULL, len - (size_t)ret,
+			   off + (u64)ret, flags, false);
+	bfs_inode_unlock(fs, ino);
+	if (more < 0)
+		return ret ? ret : more;
+	return ret + more;
+}
+
 ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t len, u64 off,
 			   unsigned flags)
 {
@@ -503,8 +634,12 @@ ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t l
 		return 0;
 	if (off > BFS_DATA_MAX_BYTES || len > BFS_DATA_MAX_BYTES - off)
 		return -EFBIG;
+	/*
+	 * Not drained: range writers of the file may be in flight (they hold
+	 * no buffer, and its size, mode and flags cannot change meanwhile)
+	 */
+	bfs_inode_lock_nodrain(fs, ino);
 	/* a small write into the file's tail buffer: a copy (tail_buf.h) */
-	bfs_inode_lock_raw(fs, ino);
 	ret = buffer ? bfs_tail_write_fast(fs, ino, buf, len, off) : 0;
 	if (ret) {
 		bfs_inode_unlock(fs, ino);
@@ -516,10 +651,15 @@ ssize_t bfs_fs_write_flags(struct bfs_fs *fs, u64 ino, const void *buf, size_t l
 	if (ret)
 		return ret;
 	ret = bfs_iflags_may_write(inode.flags, inode.size, off);
-	if (!ret && buffer)
-		ret = bfs_tail_write(fs, &inode, buf, len, off);
+	if (!ret && off + len <= inode.size && fs->ranges)
+		return write_inside(fs, &inode, buf, len, off, flags, buffer);
+	if (!ret && bfs_range_busy(fs, ino)) {
+		/* it changes the size: the range writers go first */
+		bfs_range_drain(fs, ino);
+		ret = bfs_inode_read(fs, ino, &inode);
+	}
 	if (!ret)
-		ret = bfs_data_write_locked(fs, &inode, buf, len, off, flags);
+		ret = write_whole(fs, &inode, buf, len, off, flags, buffer);
 	bfs_inode_unlock(fs, ino);
 	return ret;
 }

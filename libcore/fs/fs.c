@@ -12,12 +12,14 @@
 #include <bfs/super.h>
 
 #include "ns.h"
+#include "range_lock.h"
 
 static void fs_free(struct bfs_fs *fs)
 {
 	unsigned i;
 
 	bfs_open_inodes_exit(fs);
+	bfs_range_locks_exit(fs);
 	for (i = 0; i < BFS_INODE_LOCKS; i++)
 		bfs_mutex_destroy(&fs->inode_locks[i]);
 	bfs_mutex_destroy(&fs->rename_lock);
@@ -32,6 +34,10 @@ static struct bfs_fs *fs_alloc(struct bfs_dev *dev)
 
 	if (!fs)
 		return NULL;
+	if (bfs_range_locks_init(fs)) {
+		bfs_free(fs);
+		return NULL;
+	}
 	for (i = 0; i < BFS_INODE_LOCKS; i++)
 		bfs_mutex_init(&fs->inode_locks[i]);
 	bfs_mutex_init(&fs->rename_lock);

@@ -30,6 +30,7 @@ struct bfs_fs_data;		/* the data half's private state */
 struct bfs_open_inodes;		/* open-count table (namespace half) */
 struct bfs_fs_committer;		/* the periodic commit thread (commit.c) */
 struct bfs_tail_bufs;		/* buffered small writes at files' ends (tail_buf.h) */
+struct bfs_range_locks;		/* writers inside a file's size (range_lock.h) */
 
 struct bfs_fs {
 	struct bfs_dev		*dev;
@@ -56,6 +57,7 @@ struct bfs_fs {
 	struct bfs_fs_committer	*committer;	/* NULL: no periodic commit */
 	struct bfs_import	*import;	/* import.c: a session, or NULL */
 	struct bfs_tail_bufs	*tails;		/* tail_buf.c: NULL before the data half */
+	struct bfs_range_locks	*ranges;	/* range_lock.c */
 };
 
 /* commit.c: start the periodic commit (read-write, @ms > 0), stop it before close */
@@ -73,6 +75,13 @@ void bfs_fs_unquiesce(struct bfs_fs *fs);
  */
 void bfs_inode_lock(struct bfs_fs *fs, u64 ino);
 void bfs_inode_lock_raw(struct bfs_fs *fs, u64 ino);
+/*
+ * The stripe lock alone: range writers of @ino (range_lock.h) may be in
+ * flight.  Only the write path, to decide whether to become one.
+ */
+void bfs_inode_lock_nodrain(struct bfs_fs *fs, u64 ino);
+/* bfs_inode_lock_raw() if free now, without waiting; false: busy */
+bool bfs_inode_trylock(struct bfs_fs *fs, u64 ino);
 void bfs_inode_unlock(struct bfs_fs *fs, u64 ino);
 /* lock two inodes in a deadlock-free order (same stripe locked once) */
 void bfs_inode_lock2(struct bfs_fs *fs, u64 a, u64 b);

@@ -25,6 +25,7 @@
 #include <bfs/log.h>
 
 #include "data.h"
+#include "range_lock.h"
 
 #define GC_MAX_VICTIMS	16
 
@@ -199,20 +200,19 @@ static int move_refs(struct gc_state *s, u64 held_ino)
 		return -ENOMEM;
 	for (i = 0; i < s->nr_refs && !ret; i++) {
 		const struct gc_ref *r = &s->refs[i];
-		bfs_mutex *l = &fs->inode_locks[r->ino % BFS_INODE_LOCKS];
-
 		bool mine = held_ino != BFS_GC_NO_INODE &&
 			    r->ino % BFS_INODE_LOCKS == held_ino % BFS_INODE_LOCKS;
 
-		if (held_ino == BFS_GC_NO_INODE)
-			bfs_mutex_lock(l);
-		else if (!mine && !bfs_mutex_trylock(l)) {
+		/* range writers of the file (range_lock.h) count as holders of its lock */
+		if (held_ino == BFS_GC_NO_INODE) {
+			bfs_inode_lock_raw(fs, r->ino);
+		} else if (mine ? bfs_range_busy(fs, r->ino) : !bfs_inode_trylock(fs, r->ino)) {
 			s->busy = true;
 			continue;
 		}
 		ret = move_extent(s, r, buf);
 		if (!mine)
-			bfs_mutex_unlock(l);
+			bfs_inode_unlock(fs, r->ino);
 		if (ret == -ESTALE || ret == -EIO)
 			ret = 0;	/* gone meanwhile, or unreadable: stays where it is */
 		if (s->progress)

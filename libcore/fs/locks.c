@@ -6,8 +6,14 @@
  * safe.  Several inodes are locked in ascending STRIPE order (two inodes may
  * share a stripe, and ascending inode order would not be a total order on
  * stripes), each stripe once.
+ *
+ * Writers inside a file's size hold a range of it instead (range_lock.h):
+ * every lock here waits, holding the stripe, until the inode has no range
+ * holder left, so its holder has the file to itself as before.  Only the
+ * write path's bfs_inode_lock_nodrain() does not.
  */
 #include "ns.h"
+#include "range_lock.h"
 #include "tail_buf.h"
 
 static unsigned stripe(u64 ino)
@@ -46,6 +52,9 @@ void bfs_inode_lockv(struct bfs_fs *fs, const u64 *inos, unsigned nr)
 		bfs_mutex_lock(&fs->inode_locks[s[i]]);
 	for (i = 0; i < BFS_MIN(nr, BFS_NS_MAX_LOCKS); i++)
 		if (inos[i])
+			bfs_range_drain(fs, inos[i]);
+	for (i = 0; i < BFS_MIN(nr, BFS_NS_MAX_LOCKS); i++)
+		if (inos[i])
 			bfs_tail_flush_locked(fs, inos[i]);
 }
 
@@ -58,14 +67,30 @@ void bfs_inode_unlockv(struct bfs_fs *fs, const u64 *inos, unsigned nr)
 		bfs_mutex_unlock(&fs->inode_locks[s[i]]);
 }
 
-void bfs_inode_lock_raw(struct bfs_fs *fs, u64 ino)
+void bfs_inode_lock_nodrain(struct bfs_fs *fs, u64 ino)
 {
 	bfs_mutex_lock(&fs->inode_locks[stripe(ino)]);
 }
 
-void bfs_inode_lock(struct bfs_fs *fs, u64 ino)
+void bfs_inode_lock_raw(struct bfs_fs *fs, u64 ino)
 {
 	bfs_mutex_lock(&fs->inode_locks[stripe(ino)]);
+	bfs_range_drain(fs, ino);
+}
+
+bool bfs_inode_trylock(struct bfs_fs *fs, u64 ino)
+{
+	if (!bfs_mutex_trylock(&fs->inode_locks[stripe(ino)]))
+		return false;
+	if (!bfs_range_busy(fs, ino))
+		return true;
+	bfs_mutex_unlock(&fs->inode_locks[stripe(ino)]);
+	return false;
+}
+
+void bfs_inode_lock(struct bfs_fs *fs, u64 ino)
+{
+	bfs_inode_lock_raw(fs, ino);
 	bfs_tail_flush_locked(fs, ino);
 }
 
@@ -99,6 +124,7 @@ void bfs_fs_quiesce(struct bfs_fs *fs)
 
 	for (i = 0; i < BFS_INODE_LOCKS; i++)
 		bfs_mutex_lock(&fs->inode_locks[i]);
+	bfs_range_drain_all(fs);
 }
 
 void bfs_fs_unquiesce(struct bfs_fs *fs)
