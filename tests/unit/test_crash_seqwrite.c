@@ -42,9 +42,7 @@ struct seqw {
 	struct bfs_fs *fs;
 	u64	ino[THREADS];
 	u32	writes;			/* per thread */
-	bfs_mutex ack_lock;
-	u32	nr_acks;
-	struct { u32 thread; u64 size; } ack[MAX_ACKS + 1];	/* 'f' mark n: file durable up to size */
+	struct crash_acks acks;		/* (thread, size): file durable up to size */
 	struct sworker w[THREADS];
 };
 
@@ -98,14 +96,7 @@ static void *writer(void *arg)
 		w->err = bfs_fs_fsync(p->fs, p->ino[w->idx], false);
 		if (w->err)
 			break;
-		bfs_mutex_lock(&p->ack_lock);
-		if (p->nr_acks < MAX_ACKS) {
-			p->nr_acks++;
-			p->ack[p->nr_acks].thread = w->idx;
-			p->ack[p->nr_acks].size = size;
-			crash_mark(p->dev, 'f', p->nr_acks);
-		}
-		bfs_mutex_unlock(&p->ack_lock);
+		crash_ack(&p->acks, w->idx, size);
 	}
 	bfs_free(buf);
 	return NULL;
@@ -149,15 +140,13 @@ static bool check_file(unsigned t, struct bfs_fs *fs, u64 ino, u64 acked, u8 *bu
 static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
 	struct seqw *p = ctx;
-	u64 acked[THREADS] = { 0 };
+	u64 acked[THREADS];
 	struct bfs_fs *fs;
 	unsigned t;
 	bool ok = true;
 	u8 *buf;
-	u32 n;
 
-	for (n = 1; n <= mk.f && n <= p->nr_acks; n++)
-		acked[p->ack[n].thread] = BFS_MAX(acked[p->ack[n].thread], p->ack[n].size);
+	crash_acks_upto(&p->acks, mk.f, acked, THREADS);
 	if (!crash_fsck_then_open(img, &fs, why))
 		return false;
 	buf = bfs_malloc(MiB);
@@ -187,8 +176,8 @@ START_TEST(test_crash_seqwrite)
 	tu_log_reset();
 	tu_log_count_warnings("data: ");
 	p->writes = (u32)crash_env_u64("BFS_CRASH_SEQWRITE_WRITES", 24);
-	bfs_mutex_init(&p->ack_lock);
 	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_EXCL, &p->dev), 0);
+	crash_acks_init(&p->acks, p->dev, MAX_ACKS);
 	printf("crash-seqwrite: %s\n", bfs_dev_is_direct(p->dev) ? "image file, direct" :
 	       "image file, buffered");
 	ck_assert_int_eq(bfs_sb_layout(&fo, dev_bytes, 512, sb, err), 0);
@@ -219,7 +208,7 @@ START_TEST(test_crash_seqwrite)
 	ck_assert_uint_eq(tu_nr_warns, 0);
 
 	crash_states_check("crash-seqwrite", logpath, base, 0x5e9, check_cb, p, 5);
-	bfs_mutex_destroy(&p->ack_lock);
+	crash_acks_destroy(&p->acks);
 	bfs_free(sb);
 	bfs_dev_close(base);
 	bfs_dev_close(p->dev);
