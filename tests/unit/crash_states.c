@@ -77,6 +77,19 @@ void crash_acks_upto(struct crash_acks *a, u32 f, u64 *acked, unsigned threads)
 	}
 }
 
+void crash_run_threads(unsigned threads, void *(*fn)(void *), void *args, size_t size)
+{
+	bfs_thread *tid = bfs_calloc(threads, sizeof(*tid));
+	unsigned t;
+
+	ck_assert_ptr_nonnull(tid);
+	for (t = 0; t < threads; t++)
+		ck_assert_int_eq(bfs_thread_create(&tid[t], fn, (char *)args + t * size), 0);
+	for (t = 0; t < threads; t++)
+		bfs_thread_join(tid[t]);
+	bfs_free(tid);
+}
+
 struct harness {
 	struct bfs_iolog log;
 	crash_check_fn check;

@@ -95,6 +95,12 @@ void crash_ack(struct crash_acks *a, u32 thread, u64 value);
 /* @acked[t] (t < @threads): the greatest value thread t acked in marks 1..@f, else 0 */
 void crash_acks_upto(struct crash_acks *a, u32 f, u64 *acked, unsigned threads);
 
+/*
+ * Run @fn on @threads threads at once, thread i on @args + i * @size (an
+ * array of the workers' structs), and wait for all of them
+ */
+void crash_run_threads(unsigned threads, void *(*fn)(void *), void *args, size_t size);
+
 u64 crash_env_u64(const char *name, u64 def);
 u64 crash_splitmix(u64 *state);
 

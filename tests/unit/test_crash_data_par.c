@@ -171,7 +171,6 @@ START_TEST(test_crash_data_parallel)
 	struct dpar *p = bfs_zalloc(sizeof(*p));
 	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-data-par-log");
 	struct bfs_core_stats cs;
-	bfs_thread tid[THREADS];
 	struct bfs_dev *base;
 	u64 *buf = bfs_aligned_alloc(BLK, BLK);
 	unsigned t;
@@ -206,12 +205,9 @@ START_TEST(test_crash_data_parallel)
 	ck_assert_int_eq(bfs_dev_record_start(p->dev, logpath), 0);
 	ck_assert_int_eq(bfs_fs_open(p->dev, &(struct bfs_fs_opts){ 0 }, &p->fs), 0);
 	crash_mark(p->dev, 'f', 0);
-	for (t = 0; t < THREADS; t++) {
-		p->w[t] = (struct dworker){ .p = p, .idx = t };
-		ck_assert_int_eq(bfs_thread_create(&tid[t], writer, &p->w[t]), 0);
-	}
 	for (t = 0; t < THREADS; t++)
-		bfs_thread_join(tid[t]);
+		p->w[t] = (struct dworker){ .p = p, .idx = t };
+	crash_run_threads(THREADS, writer, p->w, sizeof(p->w[0]));
 	for (t = 0; t < THREADS; t++)
 		ck_assert_msg(!p->w[t].err, "thread %u: %d", t, p->w[t].err);
 	bfs_core_get_stats(bfs_fs_core(p->fs), &cs);

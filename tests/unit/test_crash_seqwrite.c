@@ -166,7 +166,6 @@ START_TEST(test_crash_seqwrite)
 	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-seqwrite-log");
 	char *path = bfs_unit_tmpfile("crash-seqwrite-img");
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	bfs_thread tid[THREADS];
 	struct bfs_dev *base;
 	unsigned t;
 
@@ -195,12 +194,9 @@ START_TEST(test_crash_seqwrite)
 	ck_assert_int_eq(bfs_dev_record_start(p->dev, logpath), 0);
 	ck_assert_int_eq(bfs_fs_open(p->dev, &(struct bfs_fs_opts){ 0 }, &p->fs), 0);
 	crash_mark(p->dev, 'f', 0);
-	for (t = 0; t < THREADS; t++) {
-		p->w[t] = (struct sworker){ .p = p, .idx = t };
-		ck_assert_int_eq(bfs_thread_create(&tid[t], writer, &p->w[t]), 0);
-	}
 	for (t = 0; t < THREADS; t++)
-		bfs_thread_join(tid[t]);
+		p->w[t] = (struct sworker){ .p = p, .idx = t };
+	crash_run_threads(THREADS, writer, p->w, sizeof(p->w[0]));
 	for (t = 0; t < THREADS; t++)
 		ck_assert_msg(!p->w[t].err, "thread %u: %d", t, p->w[t].err);
 	ck_assert_int_eq(bfs_fs_close(p->fs), 0);

@@ -118,16 +118,23 @@ START_TEST(test_sweep_stays_in_budget)
 }
 END_TEST
 
-/* what the cache charges for the data buffers of the nodes it holds now */
-static size_t cached_data_bytes(struct bfs_core *c)
+/* the sum of @fn over every node the cache holds now */
+static size_t sum_cached(struct bfs_core *c,
+			 size_t (*fn)(struct bfs_core *, const struct btree_node *))
 {
 	struct btree_cache *bc = &c->cache;
 	size_t n = 0;
 
 	for (u64 i = 0; i <= bc->mask; i++)
 		for (struct btree_node *p = bc->table[i]; p; p = p->hnext)
-			n += bfs_node_data_resident(c, p);
+			n += fn(c, p);
 	return n;
+}
+
+/* what the cache charges for the data buffers of the nodes it holds now */
+static size_t cached_data_bytes(struct bfs_core *c)
+{
+	return sum_cached(c, bfs_node_data_resident);
 }
 
 /*
@@ -170,16 +177,15 @@ START_TEST(test_resident_accounting)
 }
 END_TEST
 
-/* leaves in the cache that nothing holds (on the LRU) */
-static unsigned unused_leaves(struct bfs_core *c)
+static size_t is_unused_leaf(struct bfs_core *c, const struct btree_node *p)
 {
-	struct btree_cache *bc = &c->cache;
-	unsigned n = 0;
+	return !p->level && p->on_lru;
+}
 
-	for (u64 i = 0; i <= bc->mask; i++)
-		for (struct btree_node *p = bc->table[i]; p; p = p->hnext)
-			n += !p->level && p->on_lru;
-	return n;
+/* leaves in the cache that nothing holds (on the LRU) */
+static size_t unused_leaves(struct bfs_core *c)
+{
+	return sum_cached(c, is_unused_leaf);
 }
 
 /*
