@@ -6,7 +6,8 @@
 # is built; add tests/unit/test_*.c and it becomes a test program.
 
 # compile on every core unless the caller chose (`make check` builds three
-# variants; the tests themselves run one at a time from their scripts)
+# variants; tests/run-unit.sh and run-integration.sh run BFS_TEST_JOBS tests
+# at a time, by default as many as cores)
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
 endif

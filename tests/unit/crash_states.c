@@ -38,6 +38,58 @@ void crash_mark(struct bfs_dev *dev, char kind, u32 n)
 	ck_assert_int_eq(bfs_dev_record_mark(dev, m), 0);
 }
 
+void crash_acks_init(struct crash_acks *a, struct bfs_dev *dev, u32 max)
+{
+	*a = (struct crash_acks){ .dev = dev, .max = max };
+	bfs_mutex_init(&a->lock);
+	a->ack = bfs_calloc((size_t)max + 1, sizeof(*a->ack));
+	ck_assert_ptr_nonnull(a->ack);
+}
+
+void crash_acks_destroy(struct crash_acks *a)
+{
+	bfs_mutex_destroy(&a->lock);
+	bfs_free(a->ack);
+	a->ack = NULL;
+}
+
+void crash_ack(struct crash_acks *a, u32 thread, u64 value)
+{
+	/* the ack and its mark under one lock: the log's mark order is the acks' order */
+	bfs_mutex_lock(&a->lock);
+	if (a->nr < a->max) {
+		a->nr++;
+		a->ack[a->nr] = (struct crash_ack){ .thread = thread, .value = value };
+		crash_mark(a->dev, 'f', a->nr);
+	}
+	bfs_mutex_unlock(&a->lock);
+}
+
+void crash_acks_upto(struct crash_acks *a, u32 f, u64 *acked, unsigned threads)
+{
+	u32 n;
+
+	for (n = 0; n < threads; n++)
+		acked[n] = 0;
+	for (n = 1; n <= f && n <= a->nr; n++) {
+		ck_assert_uint_lt(a->ack[n].thread, threads);
+		acked[a->ack[n].thread] = BFS_MAX(acked[a->ack[n].thread], a->ack[n].value);
+	}
+}
+
+void crash_run_threads(unsigned threads, void *(*fn)(void *), void *args, size_t size)
+{
+	bfs_thread *tid = bfs_calloc(threads, sizeof(*tid));
+	unsigned t;
+
+	ck_assert_ptr_nonnull(tid);
+	for (t = 0; t < threads; t++)
+		ck_assert_int_eq(bfs_thread_create(&tid[t], fn, (char *)args + t * size), 0);
+	for (t = 0; t < threads; t++)
+		bfs_thread_join(tid[t]);
+	bfs_free(tid);
+}
+
 struct harness {
 	struct bfs_iolog log;
 	crash_check_fn check;

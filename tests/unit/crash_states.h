@@ -20,6 +20,7 @@
 #define BFS_TESTS_CRASH_STATES_H
 
 #include <bfs/dev.h>
+#include <bfs/os.h>
 
 struct crash_marks {
 	u32 f;		/* newest unit known durable */
@@ -67,6 +68,38 @@ bool crash_fsck_then_open(struct bfs_dev *img, struct bfs_fs **fs, char *why);
  * Returns @ok, or false + @why if @ok and the close failed.
  */
 bool crash_close_recovered(struct bfs_fs *fs, bool ok, char *why);
+
+/*
+ * Acknowledged progress of a workload's threads: when a thread's fsync
+ * returns it calls crash_ack(thread, value), "thread's work up to @value is
+ * durable", which stores ack N and puts 'f' mark N in the log under one lock,
+ * so mark N names ack N in log order.  The check of a crashed state asks
+ * crash_acks_upto() for the newest value each thread had acknowledged by the
+ * state's marks.f.  Acks past @max are not recorded (nor marked).
+ */
+struct crash_ack {
+	u32	thread;
+	u64	value;
+};
+
+struct crash_acks {
+	struct bfs_dev *dev;
+	bfs_mutex lock;
+	u32	nr, max;
+	struct crash_ack *ack;		/* ack[1..nr]: mark 0 is the start */
+};
+
+void crash_acks_init(struct crash_acks *a, struct bfs_dev *dev, u32 max);
+void crash_acks_destroy(struct crash_acks *a);
+void crash_ack(struct crash_acks *a, u32 thread, u64 value);
+/* @acked[t] (t < @threads): the greatest value thread t acked in marks 1..@f, else 0 */
+void crash_acks_upto(struct crash_acks *a, u32 f, u64 *acked, unsigned threads);
+
+/*
+ * Run @fn on @threads threads at once, thread i on @args + i * @size (an
+ * array of the workers' structs), and wait for all of them
+ */
+void crash_run_threads(unsigned threads, void *(*fn)(void *), void *args, size_t size);
 
 u64 crash_env_u64(const char *name, u64 def);
 u64 crash_splitmix(u64 *state);

@@ -58,9 +58,7 @@ struct dpar {
 	u64	ino[THREADS];
 	u32	writes;			/* per thread */
 	u16	*block_of[THREADS];	/* write i (from 1) of thread t went to block_of[t][i] */
-	bfs_mutex ack_lock;
-	u32	nr_acks;
-	struct { u32 thread, upto; } ack[MAX_ACKS + 1];	/* 'f' mark n: thread's writes <= upto durable */
+	struct crash_acks acks;		/* (thread, upto): the thread's writes <= upto durable */
 	struct dworker w[THREADS];
 };
 
@@ -114,15 +112,7 @@ static void *writer(void *arg)
 		w->err = bfs_fs_fsync(p->fs, p->ino[w->idx], false);
 		if (w->err)
 			break;
-		/* marks in log order under one lock: mark n names the fsync that made it */
-		bfs_mutex_lock(&p->ack_lock);
-		if (p->nr_acks < MAX_ACKS) {
-			p->nr_acks++;
-			p->ack[p->nr_acks].thread = w->idx;
-			p->ack[p->nr_acks].upto = i;
-			crash_mark(p->dev, 'f', p->nr_acks);
-		}
-		bfs_mutex_unlock(&p->ack_lock);
+		crash_ack(&p->acks, w->idx, i);
 	}
 	bfs_free(buf);
 	return NULL;
@@ -193,14 +183,13 @@ static bool check_file(struct dpar *p, struct bfs_fs *fs, unsigned t, u32 acked,
 static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
 	struct dpar *p = ctx;
-	u32 acked[THREADS] = { 0 }, n;
+	u64 acked[THREADS];
 	struct bfs_fs *fs;
 	u64 *buf;
 	unsigned t;
 	bool ok = true;
 
-	for (n = 1; n <= mk.f && n <= p->nr_acks; n++)
-		acked[p->ack[n].thread] = BFS_MAX(acked[p->ack[n].thread], p->ack[n].upto);
+	crash_acks_upto(&p->acks, mk.f, acked, THREADS);
 	if (!crash_fsck_then_open(img, &fs, why))
 		return false;
 	buf = bfs_malloc(BLK);
@@ -208,7 +197,7 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 		struct bfs_stat st;
 		u64 data = 0;
 
-		ok = check_file(p, fs, t, acked[t], buf, &data, why);
+		ok = check_file(p, fs, t, (u32)acked[t], buf, &data, why);
 		if (p->mode == SHARED)
 			continue;
 		/* every block written, none grown: the size and the 512-byte blocks stay */
@@ -225,7 +214,7 @@ static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char
 
 		/* the size stays; the 512-byte blocks are those of the blocks with data */
 		for (t = 0; t < THREADS && ok; t++)
-			ok = check_file(p, fs, t, acked[t], buf, &data, why);
+			ok = check_file(p, fs, t, (u32)acked[t], buf, &data, why);
 		ok = ok && !bfs_fs_getattr(fs, p->ino[0], &st);
 		if (ok && (st.size != (u64)BLOCKS * BLK || st.blocks != data * BLK / 512)) {
 			snprintf(why, 512, "size %llu, %llu blocks, %llu blocks hold data",
@@ -246,7 +235,6 @@ static void run(int mode, const char *name, u64 seed)
 	struct dpar *p = bfs_zalloc(sizeof(*p));
 	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile(name);
 	struct bfs_core_stats cs;
-	bfs_thread tid[THREADS];
 	struct bfs_dev *base;
 	u64 *buf = bfs_aligned_alloc(BLK, BLK);
 	unsigned t;
@@ -256,8 +244,8 @@ static void run(int mode, const char *name, u64 seed)
 	tu_log_count_warnings("data: ");
 	p->mode = mode;
 	p->writes = (u32)crash_env_u64("BFS_CRASH_DATA_PAR_WRITES", 400);
-	bfs_mutex_init(&p->ack_lock);
 	ck_assert_int_eq(bfs_dev_open_mem(dev_bytes, &p->dev), 0);
+	crash_acks_init(&p->acks, p->dev, MAX_ACKS);
 	ck_assert_int_eq(bfs_sb_layout(&fo, dev_bytes, 512, sb, err), 0);
 	ck_assert_int_eq(bfs_mkfs(p->dev, sb), 0);
 
@@ -298,12 +286,9 @@ static void run(int mode, const char *name, u64 seed)
 	ck_assert_int_eq(bfs_dev_record_start(p->dev, logpath), 0);
 	ck_assert_int_eq(bfs_fs_open(p->dev, &(struct bfs_fs_opts){ 0 }, &p->fs), 0);
 	crash_mark(p->dev, 'f', 0);
-	for (t = 0; t < THREADS; t++) {
-		p->w[t] = (struct dworker){ .p = p, .idx = t };
-		ck_assert_int_eq(bfs_thread_create(&tid[t], writer, &p->w[t]), 0);
-	}
 	for (t = 0; t < THREADS; t++)
-		bfs_thread_join(tid[t]);
+		p->w[t] = (struct dworker){ .p = p, .idx = t };
+	crash_run_threads(THREADS, writer, p->w, sizeof(p->w[0]));
 	for (t = 0; t < THREADS; t++)
 		ck_assert_msg(!p->w[t].err, "thread %u: %d", t, p->w[t].err);
 	bfs_core_get_stats(bfs_fs_core(p->fs), &cs);
@@ -311,19 +296,15 @@ static void run(int mode, const char *name, u64 seed)
 	       p->writes, (unsigned long long)cs.commits, (unsigned long long)cs.commits_parallel);
 	ck_assert_int_eq(bfs_fs_close(p->fs), 0);
 	/* a clean close: every write durable */
-	for (t = 0; t < THREADS && p->nr_acks < MAX_ACKS; t++) {
-		p->nr_acks++;
-		p->ack[p->nr_acks].thread = t;
-		p->ack[p->nr_acks].upto = p->writes;
-		crash_mark(p->dev, 'f', p->nr_acks);
-	}
+	for (t = 0; t < THREADS; t++)
+		crash_ack(&p->acks, t, p->writes);
 	ck_assert_int_eq(bfs_dev_record_stop(p->dev), 0);
 	ck_assert_uint_eq(tu_nr_warns, 0);
 
 	crash_states_check(name, logpath, base, seed, check_cb, p, 10);
 	for (t = 0; t < THREADS; t++)
 		bfs_free(p->block_of[t]);
-	bfs_mutex_destroy(&p->ack_lock);
+	crash_acks_destroy(&p->acks);
 	bfs_free(buf);
 	bfs_free(sb);
 	bfs_dev_close(base);

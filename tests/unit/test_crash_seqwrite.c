@@ -42,9 +42,7 @@ struct seqw {
 	struct bfs_fs *fs;
 	u64	ino[THREADS];
 	u32	writes;			/* per thread */
-	bfs_mutex ack_lock;
-	u32	nr_acks;
-	struct { u32 thread; u64 size; } ack[MAX_ACKS + 1];	/* 'f' mark n: file durable up to size */
+	struct crash_acks acks;		/* (thread, size): file durable up to size */
 	struct sworker w[THREADS];
 };
 
@@ -98,14 +96,7 @@ static void *writer(void *arg)
 		w->err = bfs_fs_fsync(p->fs, p->ino[w->idx], false);
 		if (w->err)
 			break;
-		bfs_mutex_lock(&p->ack_lock);
-		if (p->nr_acks < MAX_ACKS) {
-			p->nr_acks++;
-			p->ack[p->nr_acks].thread = w->idx;
-			p->ack[p->nr_acks].size = size;
-			crash_mark(p->dev, 'f', p->nr_acks);
-		}
-		bfs_mutex_unlock(&p->ack_lock);
+		crash_ack(&p->acks, w->idx, size);
 	}
 	bfs_free(buf);
 	return NULL;
@@ -149,15 +140,13 @@ static bool check_file(unsigned t, struct bfs_fs *fs, u64 ino, u64 acked, u8 *bu
 static bool check_cb(void *ctx, struct bfs_dev *img, struct crash_marks mk, char *why)
 {
 	struct seqw *p = ctx;
-	u64 acked[THREADS] = { 0 };
+	u64 acked[THREADS];
 	struct bfs_fs *fs;
 	unsigned t;
 	bool ok = true;
 	u8 *buf;
-	u32 n;
 
-	for (n = 1; n <= mk.f && n <= p->nr_acks; n++)
-		acked[p->ack[n].thread] = BFS_MAX(acked[p->ack[n].thread], p->ack[n].size);
+	crash_acks_upto(&p->acks, mk.f, acked, THREADS);
 	if (!crash_fsck_then_open(img, &fs, why))
 		return false;
 	buf = bfs_malloc(MiB);
@@ -177,7 +166,6 @@ START_TEST(test_crash_seqwrite)
 	char err[BFS_ERR_LEN], *logpath = bfs_unit_tmpfile("crash-seqwrite-log");
 	char *path = bfs_unit_tmpfile("crash-seqwrite-img");
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	bfs_thread tid[THREADS];
 	struct bfs_dev *base;
 	unsigned t;
 
@@ -187,8 +175,8 @@ START_TEST(test_crash_seqwrite)
 	tu_log_reset();
 	tu_log_count_warnings("data: ");
 	p->writes = (u32)crash_env_u64("BFS_CRASH_SEQWRITE_WRITES", 24);
-	bfs_mutex_init(&p->ack_lock);
 	ck_assert_int_eq(bfs_dev_open(path, BFS_DEV_EXCL, &p->dev), 0);
+	crash_acks_init(&p->acks, p->dev, MAX_ACKS);
 	printf("crash-seqwrite: %s\n", bfs_dev_is_direct(p->dev) ? "image file, direct" :
 	       "image file, buffered");
 	ck_assert_int_eq(bfs_sb_layout(&fo, dev_bytes, 512, sb, err), 0);
@@ -206,12 +194,9 @@ START_TEST(test_crash_seqwrite)
 	ck_assert_int_eq(bfs_dev_record_start(p->dev, logpath), 0);
 	ck_assert_int_eq(bfs_fs_open(p->dev, &(struct bfs_fs_opts){ 0 }, &p->fs), 0);
 	crash_mark(p->dev, 'f', 0);
-	for (t = 0; t < THREADS; t++) {
-		p->w[t] = (struct sworker){ .p = p, .idx = t };
-		ck_assert_int_eq(bfs_thread_create(&tid[t], writer, &p->w[t]), 0);
-	}
 	for (t = 0; t < THREADS; t++)
-		bfs_thread_join(tid[t]);
+		p->w[t] = (struct sworker){ .p = p, .idx = t };
+	crash_run_threads(THREADS, writer, p->w, sizeof(p->w[0]));
 	for (t = 0; t < THREADS; t++)
 		ck_assert_msg(!p->w[t].err, "thread %u: %d", t, p->w[t].err);
 	ck_assert_int_eq(bfs_fs_close(p->fs), 0);
@@ -219,7 +204,7 @@ START_TEST(test_crash_seqwrite)
 	ck_assert_uint_eq(tu_nr_warns, 0);
 
 	crash_states_check("crash-seqwrite", logpath, base, 0x5e9, check_cb, p, 5);
-	bfs_mutex_destroy(&p->ack_lock);
+	crash_acks_destroy(&p->acks);
 	bfs_free(sb);
 	bfs_dev_close(base);
 	bfs_dev_close(p->dev);

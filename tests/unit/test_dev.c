@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -497,9 +498,14 @@ END_TEST
 /* a filesystem that refuses O_DIRECT gets buffered I/O, not an error */
 START_TEST(test_direct_try_refused)
 {
-	const char *shm = "/dev/shm/bfs-test-direct-try";
-	int fd = open(shm, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
-	bool direct = fd >= 0;
+	/* the pid in the name: test programs (and builds) run side by side */
+	char shm[64];
+	int fd;
+	bool direct;
+
+	snprintf(shm, sizeof(shm), "/dev/shm/bfs-test-direct-try-%d", (int)getpid());
+	fd = open(shm, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+	direct = fd >= 0;
 
 	if (fd < 0)
 		fd = open(shm, O_RDWR | O_CREAT | O_TRUNC, 0600);

@@ -37,28 +37,63 @@ static size_t pool_resident(struct bfs_core *c)
 	return n;
 }
 
-START_TEST(test_sweep_stays_in_budget)
+/*
+ * A new filesystem with KEYS inode keys inserted, open under the BUDGET
+ * cache; NULL (all closed again) where the node buffers are on the heap (a
+ * sanitizer build, node_buf.c): there is no pool to measure there.
+ */
+static struct bfs_core *open_filled(struct bfs_dev **dev)
 {
-	struct bfs_dev *dev;
 	struct bfs_core *c;
-	struct bfs_btree_iter it;
-	struct bfs_core_stats st;
-	const struct bfs_bkey *k;
-	u64 buf[64], i, nr = 0;
-	size_t carved = 0;
-	int ret;
+	u64 buf[64], i;
 
 	tu_log_reset();
-	dev = tu_mkfs(64 * MiB, NODE, 0, 0);
-	c = tu_open(dev, false, BUDGET);
+	*dev = tu_mkfs(64 * MiB, NODE, 0, 0);
+	c = tu_open(*dev, false, BUDGET);
 	if (!c->cache.bufs.ok) {
-		/* a sanitizer build: node buffers are on the heap (node_buf.c) */
 		ck_assert_int_eq(bfs_core_close(c), 0);
-		bfs_dev_close(dev);
-		return;
+		bfs_dev_close(*dev);
+		return NULL;
 	}
 	for (i = 0; i < KEYS; i++)
 		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 3)), 0);
+	return c;
+}
+
+/* one sweep of the inodes btree: every key open_filled() inserted, in order */
+static void sweep_all(struct bfs_core *c)
+{
+	struct bfs_btree_iter it;
+	const struct bfs_bkey *k;
+	u64 nr = 0;
+	int ret;
+
+	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
+	for_each_btree_key(&it, k, ret) {
+		ck_assert_uint_eq(tu_val(k), nr);
+		nr++;
+	}
+	ck_assert_int_eq(ret, 0);
+	bfs_btree_iter_exit(&it);
+	ck_assert_uint_eq(nr, KEYS);
+}
+
+static void close_all(struct bfs_core *c, struct bfs_dev *dev)
+{
+	ck_assert_int_eq(bfs_core_close(c), 0);
+	bfs_dev_close(dev);
+	ck_assert_int_eq(tu_nr_errs, 0);
+}
+
+START_TEST(test_sweep_stays_in_budget)
+{
+	struct bfs_dev *dev;
+	struct bfs_core *c = open_filled(&dev);
+	struct bfs_core_stats st;
+	size_t carved = 0;
+
+	if (!c)
+		return;
 	/* dirty nodes go over the budget until written; then their pages go back */
 	ck_assert_int_eq(bfs_core_checkpoint(c), 0);
 	for (u32 s = 0; s < c->cache.bufs.nr_slab; s++)
@@ -70,14 +105,7 @@ START_TEST(test_sweep_stays_in_budget)
 	ck_assert_int_eq(bfs_core_close(c), 0);
 
 	c = tu_open(dev, false, BUDGET);
-	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
-	for_each_btree_key(&it, k, ret) {
-		ck_assert_uint_eq(tu_val(k), nr);
-		nr++;
-	}
-	ck_assert_int_eq(ret, 0);
-	bfs_btree_iter_exit(&it);
-	ck_assert_uint_eq(nr, KEYS);
+	sweep_all(c);
 	bfs_core_get_stats(c, &st);
 	/* the tree is far larger than the budget: the sweep evicted most of it */
 	ck_assert_uint_gt(st.cache_evictions, 4 * BUDGET / NODE);
@@ -86,22 +114,27 @@ START_TEST(test_sweep_stays_in_budget)
 	ck_assert_uint_lt(carved, st.cache_evictions);
 	/* the budget, the roots of every btree held on top of it, and the warm slack */
 	ck_assert_uint_le(pool_resident(c), BUDGET + (BFS_BTREE_NR + 2) * NODE);
-	ck_assert_int_eq(bfs_core_close(c), 0);
-	bfs_dev_close(dev);
-	ck_assert_int_eq(tu_nr_errs, 0);
+	close_all(c, dev);
 }
 END_TEST
 
-/* what the cache charges for the data buffers of the nodes it holds now */
-static size_t cached_data_bytes(struct bfs_core *c)
+/* the sum of @fn over every node the cache holds now */
+static size_t sum_cached(struct bfs_core *c,
+			 size_t (*fn)(struct bfs_core *, const struct btree_node *))
 {
 	struct btree_cache *bc = &c->cache;
 	size_t n = 0;
 
 	for (u64 i = 0; i <= bc->mask; i++)
 		for (struct btree_node *p = bc->table[i]; p; p = p->hnext)
-			n += bfs_node_data_resident(c, p);
+			n += fn(c, p);
 	return n;
+}
+
+/* what the cache charges for the data buffers of the nodes it holds now */
+static size_t cached_data_bytes(struct bfs_core *c)
+{
+	return sum_cached(c, bfs_node_data_resident);
 }
 
 /*
@@ -113,23 +146,11 @@ static size_t cached_data_bytes(struct bfs_core *c)
 START_TEST(test_resident_accounting)
 {
 	struct bfs_dev *dev;
-	struct bfs_core *c;
-	struct bfs_btree_iter it;
-	const struct bfs_bkey *k;
+	struct bfs_core *c = open_filled(&dev);
 	struct btree_node *root;
-	u64 buf[64], i, nr = 0;
-	int ret;
 
-	tu_log_reset();
-	dev = tu_mkfs(64 * MiB, NODE, 0, 0);
-	c = tu_open(dev, false, BUDGET);
-	if (!c->cache.bufs.ok) {
-		ck_assert_int_eq(bfs_core_close(c), 0);
-		bfs_dev_close(dev);
+	if (!c)
 		return;
-	}
-	for (i = 0; i < KEYS; i++)
-		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 3)), 0);
 	ck_assert_int_eq(bfs_core_close(c), 0);
 
 	c = tu_open(dev, false, BUDGET);
@@ -148,31 +169,23 @@ START_TEST(test_resident_accounting)
 	ck_assert_uint_gt(root->level, 0);
 	ck_assert_uint_eq(bfs_node_data_resident(c, root),
 			  root->written < NODE ? BFS_ROUND_UP(root->written, 4096u) : NODE);
-	bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
-	for_each_btree_key(&it, k, ret)
-		nr++;
-	ck_assert_int_eq(ret, 0);
-	bfs_btree_iter_exit(&it);
-	ck_assert_uint_eq(nr, KEYS);
+	sweep_all(c);
 	ck_assert_uint_eq(pool_resident(c), cached_data_bytes(c) + c->cache.bufs.nr_warm * NODE);
 	/* the budget holds in resident bytes: nothing is referenced now */
 	ck_assert_uint_le(c->cache.bytes, BUDGET);
-	ck_assert_int_eq(bfs_core_close(c), 0);
-	bfs_dev_close(dev);
-	ck_assert_int_eq(tu_nr_errs, 0);
+	close_all(c, dev);
 }
 END_TEST
 
-/* leaves in the cache that nothing holds (on the LRU) */
-static unsigned unused_leaves(struct bfs_core *c)
+static size_t is_unused_leaf(struct bfs_core *c, const struct btree_node *p)
 {
-	struct btree_cache *bc = &c->cache;
-	unsigned n = 0;
+	return !p->level && p->on_lru;
+}
 
-	for (u64 i = 0; i <= bc->mask; i++)
-		for (struct btree_node *p = bc->table[i]; p; p = p->hnext)
-			n += !p->level && p->on_lru;
-	return n;
+/* leaves in the cache that nothing holds (on the LRU) */
+static size_t unused_leaves(struct bfs_core *c)
+{
+	return sum_cached(c, is_unused_leaf);
 }
 
 /*
@@ -184,36 +197,16 @@ static unsigned unused_leaves(struct bfs_core *c)
 START_TEST(test_sweep_frees_passed_leaves)
 {
 	struct bfs_dev *dev;
-	struct bfs_core *c;
-	struct bfs_btree_iter it;
-	const struct bfs_bkey *k;
-	u64 buf[64], i, nr;
-	int ret;
+	struct bfs_core *c = open_filled(&dev);
 
-	tu_log_reset();
-	dev = tu_mkfs(64 * MiB, NODE, 0, 0);
-	c = tu_open(dev, false, BUDGET);
-	if (!c->cache.bufs.ok) {
-		ck_assert_int_eq(bfs_core_close(c), 0);
-		bfs_dev_close(dev);
+	if (!c)
 		return;
-	}
-	for (i = 0; i < KEYS; i++)
-		ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, tu_key(buf, i / 100, i % 100, i, 3)), 0);
 	ck_assert_int_eq(bfs_core_close(c), 0);
 
 	c = tu_open(dev, false, BUDGET);
 	ck_assert(c->cache.ra_hint);
 	for (int round = 0; round < 2; round++) {
-		nr = 0;
-		bfs_btree_iter_init(&it, c, BFS_BTREE_INODES, BFS_POS_MIN, 0);
-		for_each_btree_key(&it, k, ret) {
-			ck_assert_uint_eq(tu_val(k), nr);
-			nr++;
-		}
-		ck_assert_int_eq(ret, 0);
-		bfs_btree_iter_exit(&it);
-		ck_assert_uint_eq(nr, KEYS);
+		sweep_all(c);
 		/* the two leaves before the iterator counts as a sweep, and its last */
 		ck_assert_uint_le(unused_leaves(c), 3);
 		bfs_core_trim_cache(c);
@@ -221,9 +214,7 @@ START_TEST(test_sweep_frees_passed_leaves)
 		ck_assert_uint_eq(c->cache.bufs.nr_warm, 0);
 		ck_assert_uint_eq(pool_resident(c), cached_data_bytes(c));
 	}
-	ck_assert_int_eq(bfs_core_close(c), 0);
-	bfs_dev_close(dev);
-	ck_assert_int_eq(tu_nr_errs, 0);
+	close_all(c, dev);
 }
 END_TEST
 
