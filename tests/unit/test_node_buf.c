@@ -171,7 +171,7 @@ static unsigned unused_leaves(struct bfs_core *c)
 
 	for (u64 i = 0; i <= bc->mask; i++)
 		for (struct btree_node *p = bc->table[i]; p; p = p->hnext)
-			n += !p->level && p->on_lru;
+			n += !p->level && p->on_lru && !p->ref;
 	return n;
 }
 
