@@ -133,20 +133,24 @@ struct btree_node {
 	bool	torn;			/* a torn bset follows the last good one: seal it */
 	u16	parse_code;		/* why bfs_node_parse() failed (enum bfs_problem_code) */
 
-	/* cache state (c->cache.lock) */
-	bool	loading;
-	bool	hashed;
-	int	load_err;
+	/*
+	 * cache state (c->cache.lock).  What a hit reads and writes (hnext,
+	 * ref, lru_ref) is on the cache line of dead and mod_seq, which
+	 * descents and scans read anyway: one line less per level
+	 */
 	/*
 	 * atomic; up from 0 only under the cache lock; REF_UNHASHED once
 	 * unhashed by bfs_cache_kill() (the last put then frees the node)
 	 */
 	u32	ref;
-	size_t	mem;
-	struct btree_node *hnext;
-	struct btree_node *lru_prev, *lru_next;
+	bool	loading;
+	bool	hashed;
 	bool	on_lru;			/* hashed, loaded and clean, referenced or not */
 	bool	lru_ref;		/* hit since eviction last passed it (CLOCK) */
+	struct btree_node *hnext;
+	int	load_err;
+	size_t	mem;
+	struct btree_node *lru_prev, *lru_next;
 };
 
 /* in btree_node.ref: the node was unhashed while referenced */
