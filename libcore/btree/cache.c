@@ -43,7 +43,11 @@ static u32 ref_count(const struct btree_node *n)
 /* after bc->bytes or the budget changed: may a last put skip eviction? */
 static void note_bytes_locked(struct btree_cache *bc)
 {
-	__atomic_store_n(&bc->roomy, !bc->ra_hint && bc->bytes <= bc->budget / 2, __ATOMIC_RELAXED);
+	bool roomy = !bc->ra_hint && bc->bytes <= bc->budget / 2;
+
+	/* written only on a change: every put reads it */
+	if (__atomic_load_n(&bc->roomy, __ATOMIC_RELAXED) != roomy)
+		__atomic_store_n(&bc->roomy, roomy, __ATOMIC_RELAXED);
 }
 
 int bfs_cache_init(struct bfs_core *c, u64 budget)
