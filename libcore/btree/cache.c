@@ -145,16 +145,20 @@ void bfs_cache_exit(struct bfs_core *c)
 static void evict_locked(struct bfs_core *c)
 {
 	struct btree_cache *bc = &c->cache;
-	/* each node is passed at most twice: once to unmark, once more if referenced */
-	u64 steps = 2 * bc->nr + 1;
+	struct btree_node *first_kept = NULL;
 
-	while (bc->bytes > bc->budget && bc->lru.lru_prev != &bc->lru && steps--) {
+	while (bc->bytes > bc->budget && bc->lru.lru_prev != &bc->lru) {
 		struct btree_node *n = bc->lru.lru_prev;
 
+		/* one pass at most: a release over budget must not walk the list again */
+		if (n == first_kept)
+			break;
 		if (n->lru_ref || ref_count(n)) {
 			/* in use or used lately: a second chance */
 			lru_del(n);
 			lru_add(bc, n);
+			if (!first_kept)
+				first_kept = n;
 			continue;
 		}
 		free_locked(c, n);
