@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * The node cache: a hash table by device offset and an LRU of clean,
- * unreferenced nodes, bounded by a memory budget.
+ * The node cache: a hash table by device offset and a CLOCK-style list of
+ * the clean nodes, bounded by a memory budget.
  *
- * Referenced nodes and dirty nodes are never on the LRU, so eviction only
- * ever frees clean nodes nobody uses; the budget can be exceeded while more
- * nodes than fit are referenced or dirty (the commit path then starts a
- * checkpoint, which makes dirty nodes clean again).  A node replaced by a
- * rewrite is unhashed at once and freed when its last reference goes.
+ * Every hashed, loaded, clean node is on the list, referenced or not: a hit
+ * and a release do not move it.  A hit marks it (lru_ref); eviction takes
+ * nodes from the list's tail, frees the unreferenced unmarked ones and moves
+ * referenced or marked ones to the head, unmarked.  Dirty nodes are not on
+ * the list, so eviction only ever frees clean nodes nobody uses; the budget
+ * can be exceeded while more nodes than fit are referenced or dirty (the
+ * commit path then starts a checkpoint, which makes dirty nodes clean
+ * again).  A node replaced by a rewrite is unhashed at once (REF_UNHASHED in
+ * its count) and freed by its last reference.
  *
- * References are atomic counts.  Only the changes to and from zero need the
- * cache lock (the LRU): taking a reference on a node one already holds and
- * dropping one that is not the last never take it, so a reader's descent
- * locks the cache at the hash lookup and at the leaf's release, and not
- * for the root and the interior nodes other readers also hold.  A count
- * only goes up from zero under the lock, so a count above one seen outside
- * it cannot drop to zero under a concurrent decrement.
+ * References are atomic counts.  A count only goes up from zero under the
+ * cache lock (at the hash lookup), and eviction frees only nodes it sees at
+ * zero under the lock, so a count at zero there stays at zero.  Dropping a
+ * reference needs the lock only to free an unhashed node or, when the cache
+ * is not well under its budget (`roomy`), to evict: a reader's descent locks
+ * the cache once per level, at the hash lookup, and a mount's read never at
+ * a release.  Taking a reference on a node one already holds never locks.
  */
 #include <stdio.h>
 
@@ -29,6 +33,21 @@ static u64 hash_offset(u64 off)
 	off ^= off >> 29;
 	off *= UINT64_C(0x9E3779B97F4A7C15);
 	return off ^ (off >> 32);
+}
+
+static u32 ref_count(const struct btree_node *n)
+{
+	return __atomic_load_n(&n->ref, __ATOMIC_ACQUIRE) & ~REF_UNHASHED;
+}
+
+/* after bc->bytes or the budget changed: may a last put skip eviction? */
+static void note_bytes_locked(struct btree_cache *bc)
+{
+	bool roomy = !bc->ra_hint && bc->bytes <= bc->budget / 2;
+
+	/* written only on a change: every put reads it */
+	if (__atomic_load_n(&bc->roomy, __ATOMIC_RELAXED) != roomy)
+		__atomic_store_n(&bc->roomy, roomy, __ATOMIC_RELAXED);
 }
 
 int bfs_cache_init(struct bfs_core *c, u64 budget)
@@ -49,6 +68,7 @@ int bfs_cache_init(struct bfs_core *c, u64 budget)
 	 * so read-ahead fills the page cache instead, which the RSS does not pay.
 	 */
 	bc->ra_hint = budget < CACHE_RA_LOAD_NODES * c->node_size;
+	note_bytes_locked(bc);
 	bc->lru.lru_next = bc->lru.lru_prev = &bc->lru;
 	bfs_mutex_init(&bc->lock);
 	bfs_cond_init(&bc->wait);
@@ -83,6 +103,7 @@ static void lru_add(struct btree_cache *bc, struct btree_node *n)
 {
 	if (n->on_lru)
 		return;
+	n->lru_ref = false;
 	n->lru_next = bc->lru.lru_next;
 	n->lru_prev = &bc->lru;
 	bc->lru.lru_next->lru_prev = n;
@@ -124,13 +145,26 @@ void bfs_cache_exit(struct bfs_core *c)
 static void evict_locked(struct bfs_core *c)
 {
 	struct btree_cache *bc = &c->cache;
+	struct btree_node *first_kept = NULL;
 
 	while (bc->bytes > bc->budget && bc->lru.lru_prev != &bc->lru) {
 		struct btree_node *n = bc->lru.lru_prev;
 
+		/* one pass at most: a release over budget must not walk the list again */
+		if (n == first_kept)
+			break;
+		if (n->lru_ref || ref_count(n)) {
+			/* in use or used lately: a second chance */
+			lru_del(n);
+			lru_add(bc, n);
+			if (!first_kept)
+				first_kept = n;
+			continue;
+		}
 		free_locked(c, n);
 		STAT_INC(c, cache_evictions);
 	}
+	note_bytes_locked(bc);
 }
 
 /*
@@ -146,7 +180,7 @@ static void evict_leaves_locked(struct bfs_core *c)
 
 	for (; n != &bc->lru; n = prev) {
 		prev = n->lru_prev;
-		if (!n->level) {
+		if (!n->level && !ref_count(n)) {
 			free_locked(c, n);
 			STAT_INC(c, cache_evictions);
 		}
@@ -191,6 +225,7 @@ void bfs_cache_account(struct bfs_core *c, struct btree_node *n)
 	bfs_mutex_lock(&c->cache.lock);
 	c->cache.bytes += mem - n->mem;
 	n->mem = mem;
+	note_bytes_locked(&c->cache);
 	bfs_mutex_unlock(&c->cache.lock);
 }
 
@@ -207,18 +242,30 @@ void bfs_cache_put(struct bfs_core *c, struct btree_node *n)
 
 	if (!n)
 		return;
+	if (__atomic_load_n(&bc->roomy, __ATOMIC_RELAXED)) {
+		/*
+		 * Nothing to evict: a node at zero stays where it is (on the
+		 * list if clean), and after the decrement it is not touched,
+		 * since eviction may free it at once; unless it was unhashed,
+		 * when nobody can find it and this was the last reference.
+		 */
+		if (__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL) != REF_UNHASHED)
+			return;
+		bfs_mutex_lock(&bc->lock);
+		free_locked(c, n);
+		bfs_mutex_unlock(&bc->lock);
+		return;
+	}
 	r = __atomic_load_n(&n->ref, __ATOMIC_RELAXED);
-	while (r > 1)
+	while ((r & ~REF_UNHASHED) > 1)
 		if (__atomic_compare_exchange_n(&n->ref, &r, r - 1, true, __ATOMIC_RELEASE,
 						__ATOMIC_RELAXED))
 			return;
-	/* maybe the last one: only under the lock, which every rise from zero takes */
+	/* maybe the last one: evict under the lock */
 	bfs_mutex_lock(&bc->lock);
-	if (!__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL)) {
+	if (!(__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL) & ~REF_UNHASHED)) {
 		if (!n->hashed)
 			free_locked(c, n);
-		else if (!n->dirty)
-			lru_add(bc, n);
 		evict_locked(c);
 	}
 	bfs_mutex_unlock(&bc->lock);
@@ -242,7 +289,7 @@ void bfs_cache_put_passed(struct bfs_core *c, struct btree_node *n)
 		return;
 	}
 	bfs_mutex_lock(&bc->lock);
-	if (!__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL)) {
+	if (!(__atomic_sub_fetch(&n->ref, 1, __ATOMIC_ACQ_REL) & ~REF_UNHASHED)) {
 		if (!n->hashed || !n->dirty)
 			free_locked(c, n);
 		evict_locked(c);
@@ -319,7 +366,9 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 	if (n) {
 		ret = check_cached(n, id, ptr);
 		if (!ret) {
-			lru_del(n);
+			/* the list is not touched (its neighbours' lines): a mark */
+			if (!n->lru_ref)
+				n->lru_ref = true;
 			__atomic_fetch_add(&n->ref, 1, __ATOMIC_RELAXED);
 			*out = n;
 			/*
@@ -370,6 +419,8 @@ int bfs_cache_get(struct bfs_core *c, u8 id, const struct bfs_bkey *ptr, struct 
 			/* the next checkpoint seals the torn tail (node_io.c) */
 			n->dirty = true;
 			bc->nr_dirty++;
+		} else {
+			lru_add(bc, n);
 		}
 		*out = n;
 		evict_locked(c);
@@ -416,6 +467,7 @@ int bfs_cache_new_node(struct bfs_core *c, u8 btree_id, u8 level, struct bfs_bpo
 	bc->nr_dirty++;
 	n->mem = bfs_node_mem(c, n);
 	bc->bytes += n->mem;
+	note_bytes_locked(bc);
 	bfs_mutex_unlock(&bc->lock);
 	*out = n;
 	return 0;
@@ -454,12 +506,13 @@ void bfs_cache_set_dirty(struct bfs_core *c, struct btree_node *n, bool dirty)
 			lru_del(n);
 		} else {
 			bc->nr_dirty--;
-			if (!__atomic_load_n(&n->ref, __ATOMIC_RELAXED) && n->hashed)
+			if (n->hashed)
 				lru_add(bc, n);
 		}
 	}
 	bc->bytes += bfs_node_mem(c, n) - n->mem;
 	n->mem = bfs_node_mem(c, n);
+	note_bytes_locked(bc);
 	bfs_mutex_unlock(&bc->lock);
 }
 
@@ -469,8 +522,12 @@ void bfs_cache_kill(struct bfs_core *c, struct btree_node *n)
 	bool written = n->written != 0;
 
 	bfs_mutex_lock(&bc->lock);
-	if (n->hashed)
+	if (n->hashed) {
 		unhash_locked(bc, n);
+		lru_del(n);
+		/* the caller holds a reference: whoever drops the last one frees it */
+		__atomic_fetch_or(&n->ref, REF_UNHASHED, __ATOMIC_RELAXED);
+	}
 	if (n->dirty) {
 		n->dirty = false;
 		bc->nr_dirty--;

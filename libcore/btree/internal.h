@@ -133,16 +133,28 @@ struct btree_node {
 	bool	torn;			/* a torn bset follows the last good one: seal it */
 	u16	parse_code;		/* why bfs_node_parse() failed (enum bfs_problem_code) */
 
-	/* cache state (c->cache.lock) */
+	/*
+	 * cache state (c->cache.lock).  What a hit reads and writes (hnext,
+	 * ref, lru_ref) is on the cache line of dead and mod_seq, which
+	 * descents and scans read anyway: one line less per level
+	 */
+	/*
+	 * atomic; up from 0 only under the cache lock; REF_UNHASHED once
+	 * unhashed by bfs_cache_kill() (the last put then frees the node)
+	 */
+	u32	ref;
 	bool	loading;
 	bool	hashed;
-	int	load_err;
-	u32	ref;			/* atomic; to and from 0 only under the cache lock */
-	size_t	mem;
+	bool	on_lru;			/* hashed, loaded and clean, referenced or not */
+	bool	lru_ref;		/* hit since eviction last passed it (CLOCK) */
 	struct btree_node *hnext;
+	int	load_err;
+	size_t	mem;
 	struct btree_node *lru_prev, *lru_next;
-	bool	on_lru;
 };
+
+/* in btree_node.ref: the node was unhashed while referenced */
+#define REF_UNHASHED	(UINT32_C(1) << 31)
 
 /*
  * Node buffers (node_buf.c): node_size slots carved from mmap'd slabs, so
@@ -181,6 +193,11 @@ struct btree_cache {
 	u64	dirty_bytes;
 	/* read-ahead only hints the leaves to the page cache (a small budget) */
 	bool	ra_hint;
+	/*
+	 * atomic; well under the budget (and not ra_hint's): a last put need
+	 * not evict, so it takes no lock (bfs_cache_put())
+	 */
+	bool	roomy;
 	struct btree_node lru;		/* list head: lru.lru_next = most recent */
 	struct node_bufs bufs;
 };

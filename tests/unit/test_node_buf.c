@@ -179,7 +179,7 @@ END_TEST
 
 static size_t is_unused_leaf(struct bfs_core *c, const struct btree_node *p)
 {
-	return !p->level && p->on_lru;
+	return !p->level && p->on_lru && !p->ref;
 }
 
 /* leaves in the cache that nothing holds (on the LRU) */
