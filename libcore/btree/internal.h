@@ -316,6 +316,8 @@ void bfs_node_keys_free(struct btree_node *n);
 void bfs_node_key_remove(struct btree_node *n, u32 i);
 /* replace the whole view with @nr sorted keys */
 int bfs_node_keys_set(struct btree_node *n, struct bfs_bkey *const *keys, u32 nr);
+/* the same with @fill (1 to NODE_CHUNK) entries a chunk: full ones for leaves few inserts reach */
+int bfs_node_keys_set_fill(struct btree_node *n, struct bfs_bkey *const *keys, u32 nr, u32 fill);
 /* drop entries (@drop true) and/or replace pointers (@map), in order, in place */
 void bfs_node_keys_compact(struct btree_node *n, bool (*drop)(struct bfs_bkey *k, void *ctx),
 			   struct bfs_bkey *(*map)(struct bfs_bkey *k, void *ctx), void *ctx);

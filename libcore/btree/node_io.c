@@ -102,10 +102,6 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		      bfs_node_pos_text(bfs_bpos_from_disk(&h->max_key), p2, sizeof(p2)),
 		      bfs_node_pos_text(n->min, kbuf, 64), bfs_node_pos_text(n->max, kbuf + 64, 64));
 
-	nk = bfs_malloc((c->node_size / (BFS_BKEY_U64S * 8) + 1) * sizeof(*nk));
-	if (!nk)
-		return -ENOMEM;
-
 	while (off + sizeof(struct bfs_bset) <= c->node_size) {
 		struct bfs_bset *b = bset_at(n, off);
 		u64 u64s = le32_to_cpu(b->u64s);
@@ -113,6 +109,15 @@ int bfs_node_parse(struct bfs_core *c, struct btree_node *n, char *err, size_t e
 		struct bfs_bpos prev = BFS_POS_MIN;
 		bool torn_keys = false;
 		u32 cnt = 0, koff;
+
+		/* room for a bset's keys: the first bset's became the view (below) */
+		if (!nk) {
+			nk = bfs_malloc((c->node_size / (BFS_BKEY_U64S * 8) + 1) * sizeof(*nk));
+			if (!nk) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
 
 		if (le64_to_cpu(b->node_seq) != n->seq) {
 			if (first)
@@ -179,7 +184,12 @@ torn_bset:
 			break;
 		}
 		kbuf[0] = 0;
-		if (merge_bset(&f, nk, cnt)) {
+		if (!f.nr && cnt) {
+			/* the first bset's keys are the view as they are: no merge, no copy */
+			f.k = nk;
+			f.nr = cnt;
+			nk = NULL;
+		} else if (cnt && merge_bset(&f, nk, cnt)) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -218,7 +228,13 @@ torn_bset:
 			NFAIL(TOPOLOGY, "%s: child pointers do not cover the node range up to %s", where,
 			      bfs_node_pos_text(n->max, p1, sizeof(p1)));
 	}
-	ret = bfs_node_keys_set(n, f.k, f.nr);
+	/*
+	 * Under a hint-only read-ahead budget (fsck's) a leaf is read to be
+	 * swept, seldom changed: its key index is packed (a quarter less
+	 * heap for each leaf a sweep holds; an insert splits a full chunk).
+	 */
+	ret = bfs_node_keys_set_fill(n, f.k, f.nr,
+				     c->cache.ra_hint && !n->level ? NODE_CHUNK : NODE_CHUNK * 3 / 4);
 out:
 	bfs_free(nk);
 	bfs_free(f.k);

@@ -457,7 +457,11 @@ void bfs_node_key_remove(struct btree_node *n, u32 i)
 int bfs_node_keys_set(struct btree_node *n, struct bfs_bkey *const *keys, u32 nr)
 {
 	/* leave room in every chunk so the first inserts don't split at once */
-	const u32 fill = NODE_CHUNK * 3 / 4;
+	return bfs_node_keys_set_fill(n, keys, nr, NODE_CHUNK * 3 / 4);
+}
+
+int bfs_node_keys_set_fill(struct btree_node *n, struct bfs_bkey *const *keys, u32 nr, u32 fill)
+{
 	u32 need = BFS_DIV_ROUND_UP(nr, fill), c, i;
 	struct key_chunk **chunks;
 	int ret;
