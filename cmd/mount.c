@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -381,6 +382,15 @@ static int start_session(struct mount_run *m)
 		ret = run_error(m, "cannot start the FUSE session (see the message above)");
 		goto out;
 	}
+	/*
+	 * libfuse installs its handlers only where the disposition is the
+	 * default, and a daemon started from a background job of a
+	 * non-interactive shell inherits SIGINT ignored: bfs-mount(8) says
+	 * SIGINT, SIGTERM and SIGHUP unmount, whoever started us
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	if (fuse_set_signal_handlers(m->se)) {
 		ret = run_error(m, "cannot install signal handlers");
 		goto out;
