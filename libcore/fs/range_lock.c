@@ -36,8 +36,14 @@ struct range_stripe {
 	struct range_inode ri[RANGE_INODES];
 };
 
+/*
+ * A stripe's table is allocated by its first range writer: 2 KiB a stripe,
+ * half a megabyte for all of them, is more than a read-only open (fsck,
+ * bfs debug) or a filesystem without overwrites of written files should
+ * pay (fsck's whole peak memory is about 4 MB)
+ */
 struct bfs_range_locks {
-	struct range_stripe s[BFS_INODE_LOCKS];
+	struct range_stripe *s[BFS_INODE_LOCKS];	/* NULL until first used (atomic) */
 	u64	ranged, overlap_waits, drain_waits, full;	/* atomic */
 };
 
@@ -49,18 +55,41 @@ static void count(u64 *c)
 int bfs_range_locks_init(struct bfs_fs *fs)
 {
 	struct bfs_range_locks *rl = bfs_zalloc(sizeof(*rl));
-	unsigned i, j;
 
 	if (!rl)
 		return -ENOMEM;
-	for (i = 0; i < BFS_INODE_LOCKS; i++) {
-		bfs_mutex_init(&rl->s[i].lock);
-		bfs_cond_init(&rl->s[i].ended);
-		for (j = 0; j < RANGES_PER_STRIPE; j++)
-			rl->s[i].r[j].s = &rl->s[i];
-	}
 	fs->ranges = rl;
 	return 0;
+}
+
+static void stripe_free(struct range_stripe *s)
+{
+	bfs_cond_destroy(&s->ended);
+	bfs_mutex_destroy(&s->lock);
+	bfs_free(s);
+}
+
+/* @ino's stripe table, allocated if @create; NULL if none (yet, or no memory) */
+static struct range_stripe *stripe_get(struct bfs_fs *fs, u64 ino, bool create)
+{
+	struct range_stripe **slot = &fs->ranges->s[ino % BFS_INODE_LOCKS];
+	struct range_stripe *s = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *none = NULL;
+	unsigned j;
+
+	if (s || !create)
+		return s;
+	s = bfs_zalloc(sizeof(*s));
+	if (!s)
+		return NULL;
+	bfs_mutex_init(&s->lock);
+	bfs_cond_init(&s->ended);
+	for (j = 0; j < RANGES_PER_STRIPE; j++)
+		s->r[j].s = s;
+	/* the caller holds the inode stripe lock, so no race; should one come, one table wins */
+	if (__atomic_compare_exchange_n(slot, &none, s, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return s;
+	stripe_free(s);
+	return none;
 }
 
 void bfs_range_locks_exit(struct bfs_fs *fs)
@@ -70,17 +99,11 @@ void bfs_range_locks_exit(struct bfs_fs *fs)
 
 	if (!rl)
 		return;
-	for (i = 0; i < BFS_INODE_LOCKS; i++) {
-		bfs_cond_destroy(&rl->s[i].ended);
-		bfs_mutex_destroy(&rl->s[i].lock);
-	}
+	for (i = 0; i < BFS_INODE_LOCKS; i++)
+		if (rl->s[i])
+			stripe_free(rl->s[i]);
 	bfs_free(rl);
 	fs->ranges = NULL;
-}
-
-static struct range_stripe *stripe_of(struct bfs_fs *fs, u64 ino)
-{
-	return &fs->ranges->s[ino % BFS_INODE_LOCKS];
 }
 
 static struct range_inode *find_inode(struct range_stripe *s, u64 ino)
@@ -100,8 +123,8 @@ bool bfs_range_busy(struct bfs_fs *fs, u64 ino)
 
 	if (!fs->ranges)
 		return false;
-	s = stripe_of(fs, ino);
-	if (!__atomic_load_n(&s->nr, __ATOMIC_ACQUIRE))
+	s = stripe_get(fs, ino, false);
+	if (!s || !__atomic_load_n(&s->nr, __ATOMIC_ACQUIRE))
 		return false;
 	bfs_mutex_lock(&s->lock);
 	busy = find_inode(s, ino) != NULL;
@@ -120,9 +143,9 @@ void bfs_range_drain(struct bfs_fs *fs, u64 ino)
 
 	if (!fs->ranges)
 		return;
-	s = stripe_of(fs, ino);
+	s = stripe_get(fs, ino, false);
 	/* pairs with the release in bfs_range_put(): a zero means every commit is in */
-	if (!__atomic_load_n(&s->nr, __ATOMIC_ACQUIRE))
+	if (!s || !__atomic_load_n(&s->nr, __ATOMIC_ACQUIRE))
 		return;
 	bfs_mutex_lock(&s->lock);
 	while (find_inode(s, ino)) {
@@ -139,9 +162,9 @@ void bfs_range_drain_all(struct bfs_fs *fs)
 	unsigned i;
 
 	for (i = 0; fs->ranges && i < BFS_INODE_LOCKS; i++) {
-		struct range_stripe *s = &fs->ranges->s[i];
+		struct range_stripe *s = stripe_get(fs, i, false);
 
-		if (!__atomic_load_n(&s->nr, __ATOMIC_ACQUIRE))
+		if (!s || !__atomic_load_n(&s->nr, __ATOMIC_ACQUIRE))
 			continue;
 		bfs_mutex_lock(&s->lock);
 		while (s->nr)
@@ -175,7 +198,11 @@ struct bfs_range *bfs_range_get(struct bfs_fs *fs, const struct bfs_inode *inode
 
 	if (!fs->ranges)
 		return NULL;
-	s = stripe_of(fs, inode->ino);
+	s = stripe_get(fs, inode->ino, true);
+	if (!s) {
+		count(&fs->ranges->full);
+		return NULL;
+	}
 	bfs_mutex_lock(&s->lock);
 	while (overlaps(s, inode->ino, start, end)) {
 		count(&fs->ranges->overlap_waits);
