@@ -7,6 +7,11 @@
  *   - ino_set.h maps each inode number to a dense index;
  *   - per index one byte: the file type, the orphan flag and the entries
  *     naming it, 0 to 6 (counts from 7 on in a hash table, link_table.h);
+ *   - per index one more byte: its size in sectors, rounded up, as the
+ *     inodes sweep saw it, if under FSCK_EOF_BIG (the extent check's
+ *     past-the-end test needs no inode read then: a second cursor over
+ *     the inodes btree, its leaf at the peak of the run, beside the
+ *     extents sweep's);
  *   - per directory (a few percent of inodes), sorted by index: its first
  *     entry's directory and name (for paths) and the subdirectories
  *     counted in it.
@@ -42,6 +47,9 @@
 #define FSCK_I_LINKS_SHIFT 5	/* entries naming it; FSCK_LINKS_BIG: in big */
 #define FSCK_LINKS_BIG	7U
 
+/* fs_check.eof[]: sectors of the size, rounded up, or this: the inode has it */
+#define FSCK_EOF_BIG	255U
+
 struct fsck_dir {
 	u64	ino;
 	u64	entry_dir;	/* the directory holding its first entry; 0: none */
@@ -68,6 +76,7 @@ struct fs_check {
 	struct fsck_layout lay;
 	struct ino_set set;
 	u8	*flags;		/* per index: FSCK_I_* */
+	u8	*eof;		/* per index: size in sectors or FSCK_EOF_BIG */
 	struct link_table big;	/* link counts of FSCK_LINKS_BIG and more */
 	size_t	nr, cap;	/* indices in use, allocated */
 	struct fsck_dir *dirs;
@@ -100,8 +109,8 @@ struct fsck_dir *fsck_dir(struct fs_check *fc, size_t idx);
 /* the directory record of directory @ino, NULL if @ino is not a known directory */
 struct fsck_dir *fsck_find_dir(struct fs_check *fc, u64 ino);
 
-/* add inode @ino of @mode (no entries yet) at the next index, stored in *idx */
-int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *idx);
+/* add inode @ino of @mode and @size (no entries yet) at the next index, stored in *idx */
+int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, u64 size, size_t *idx);
 
 /* the entries naming the inode at @idx */
 u32 fsck_links(const struct fs_check *fc, size_t idx);
