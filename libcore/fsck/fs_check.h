@@ -16,9 +16,9 @@
  *     entry's directory and name (for paths) and the subdirectories
  *     counted in it.
  * What the inode itself says (nlink, sizes, sector counts, "..") is not
- * kept: the last check reads the inodes btree again, side by side with the
- * extents btree, both in key order; the extent check looks up the inode of
- * each file with data.  Where a file is named is not kept either: when a
+ * kept, but for small sizes: the last check reads the inodes btree again,
+ * side by side with the extents btree, both in key order; the extent check
+ * looks up the inode of each file with data too big for its eof byte.  Where a file is named is not kept either: when a
  * problem is reported with its path, the entries are searched for one
  * naming it (fsck_path()).
  *
@@ -77,6 +77,7 @@ struct fs_check {
 	struct ino_set set;
 	u8	*flags;		/* per index: FSCK_I_* */
 	u8	*eof;		/* per index: size in sectors or FSCK_EOF_BIG */
+	bool	eof_gone;	/* the extent check is done with eof[]: freed */
 	struct link_table big;	/* link counts of FSCK_LINKS_BIG and more */
 	size_t	nr, cap;	/* indices in use, allocated */
 	struct fsck_dir *dirs;
@@ -143,8 +144,9 @@ static inline bool fsck_inode_key(const struct bfs_bkey *k)
 
 /*
  * A cursor over the inodes btree for a sweep in inode order of another
- * btree (the extents'): holds a copy of the inode last asked for, so that
- * the many keys of one inode cost one lookup.
+ * btree (the extents', for files too big for fs_check.eof[]): holds a copy
+ * of the inode last asked for, so that the many keys of one inode cost one
+ * lookup.
  */
 struct fsck_inode_cur {
 	struct bfs_btree_iter it;
@@ -172,6 +174,8 @@ int fsck_inode_update(struct fs_check *fc, u64 ino, void (*fn)(struct bfs_ns_ino
 void fsck_set_size(struct bfs_ns_inode *i, u64 size);
 /* the mode of @ino as stored, for messages (0 if it cannot be read) */
 u32 fsck_stored_mode(struct fs_check *fc, u64 ino);
+/* free fs_check.eof[] (the extent check's alone: the check of counts does not pay for it) */
+void fsck_free_eof(struct fs_check *fc);
 /* free what the per-inode tables hold */
 void fsck_fs_check_free(struct fs_check *fc);
 

@@ -260,6 +260,7 @@ int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct
 	}
 	bfs_btree_iter_exit(&it);
 	fsck_icur_exit(&cur);
+	fsck_free_eof(fc);
 	fsck_sweep_done(fc);
 	return ret;
 }
