@@ -18,9 +18,9 @@
  * What the inode itself says (nlink, sizes, sector counts, "..") is not
  * kept, but for small sizes: the last check reads the inodes btree again,
  * side by side with the extents btree, both in key order; the extent check
- * looks up the inode of each file with data too big for its eof byte.  Where a file is named is not kept either: when a
- * problem is reported with its path, the entries are searched for one
- * naming it (fsck_path()).
+ * looks up the inode of each file with data too big for its eof byte.
+ * Where a file is named is not kept either: when a problem is reported
+ * with its path, the entries are searched for one naming it (fsck_path()).
  *
  * Counts describe the filesystem as the repairs done so far left it: a
  * repair that adds or removes an entry or an inode updates them.

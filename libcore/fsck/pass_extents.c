@@ -173,7 +173,7 @@ static bool check_extent(struct fs_check *fc, const struct bfs_bkey *k, const st
 /*
  * The inode of @ino for the extent check: a file whose size the tables
  * hold needs no read; a big one is read with @cur (in inode order, one
- * lookup per inode), which so reads no leaf in a tree of small files
+ * lookup per inode): a tree of small files reads no inodes leaf here
  */
 static int ext_inode(struct fs_check *fc, struct fsck_inode_cur *cur, u64 ino,
 		     struct ext_inode *i)
@@ -234,6 +234,7 @@ int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
 	u64 last = 0;
+	bool have = false;	/* @i holds inode @last */
 	int ret;
 
 	/* repairs commit while the iterators are between keys: allowed (btree.h) */
@@ -246,11 +247,12 @@ int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct
 		fsck_sweep_progress(fc, ino);
 		if (k->type != BFS_KEY_EXTENT)
 			continue;
-		if (ino != last) {
+		if (!have || ino != last) {
 			ret = ext_inode(fc, &cur, ino, &i);
 			if (ret)
 				break;
 			last = ino;
+			have = true;
 		}
 		/* a drop changes the leaf under @k; what it trimmed still points where it did */
 		if (each && bfs_bkey_bytes(k) <= sizeof(copy))
