@@ -56,7 +56,8 @@ static void collect_inode(struct fsck_early *e, const struct bfs_bkey *k)
 		return;
 	}
 	if (fsck_inode_key(k) &&
-	    fsck_add_ino(&e->fc, le64_to_cpu(k->inode), le32_to_cpu(v->mode), NULL))
+	    fsck_add_ino(&e->fc, le64_to_cpu(k->inode), le32_to_cpu(v->mode),
+			 le64_to_cpu(v->size), NULL))
 		drop_tables(e);
 }
 

@@ -70,7 +70,7 @@ static int grow(void **p, size_t size, size_t old_cap, size_t cap)
 	return 0;
 }
 
-int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
+int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, u64 size, size_t *out)
 {
 	size_t idx;
 	int ret;
@@ -85,6 +85,11 @@ int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
 
 		if ((ret = grow((void **)&fc->flags, sizeof(*fc->flags), fc->cap, cap)))
 			return ret;
+		if (!fc->eof_gone &&
+		    (ret = grow((void **)&fc->eof, sizeof(*fc->eof), fc->cap, cap))) {
+			grow((void **)&fc->flags, sizeof(*fc->flags), cap, fc->cap);
+			return ret;
+		}
 		fc->cap = cap;
 	}
 	if (S_ISDIR(mode) && fc->nr_dirs == fc->cap_dirs) {
@@ -99,6 +104,9 @@ int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *out)
 		return ret;
 	fc->nr++;
 	fc->flags[idx] = (u8)((mode & S_IFMT) >> 12);
+	if (!fc->eof_gone)
+		fc->eof[idx] = size <= (u64)(FSCK_EOF_BIG - 1) << BFS_SECTOR_SHIFT ?
+			       (u8)BFS_DIV_ROUND_UP(size, 1U << BFS_SECTOR_SHIFT) : FSCK_EOF_BIG;
 	/* indices only grow: appending keeps dirs[] sorted by index */
 	if (S_ISDIR(mode))
 		fc->dirs[fc->nr_dirs++] = (struct fsck_dir){ .idx = (u32)idx, .ino = ino };
@@ -371,14 +379,24 @@ u32 fsck_stored_mode(struct fs_check *fc, u64 ino)
 	return fsck_inode_read(fc, ino, &v) ? 0 : le32_to_cpu(v.mode);
 }
 
+void fsck_free_eof(struct fs_check *fc)
+{
+	bfs_unmap(fc->eof, fc->cap * sizeof(*fc->eof));
+	fc->eof = NULL;
+	fc->eof_gone = true;
+}
+
 void fsck_fs_check_free(struct fs_check *fc)
 {
 	ino_set_free(&fc->set);
 	bfs_unmap(fc->flags, fc->cap * sizeof(*fc->flags));
+	fsck_free_eof(fc);
+	fc->eof_gone = false;	/* empty tables, as new */
 	link_table_free(&fc->big);
 	bfs_unmap(fc->dirs, fc->cap_dirs * sizeof(*fc->dirs));
 	bfs_free(fc->names);
 	fc->flags = NULL;
+	fc->eof = NULL;
 	fc->dirs = NULL;
 	fc->names = NULL;
 	fc->cap = fc->nr = fc->cap_dirs = fc->nr_dirs = 0;

@@ -7,15 +7,20 @@
  *   - ino_set.h maps each inode number to a dense index;
  *   - per index one byte: the file type, the orphan flag and the entries
  *     naming it, 0 to 6 (counts from 7 on in a hash table, link_table.h);
+ *   - per index one more byte: its size in sectors, rounded up, as the
+ *     inodes sweep saw it, if under FSCK_EOF_BIG (the extent check's
+ *     past-the-end test needs no inode read then: a second cursor over
+ *     the inodes btree, its leaf at the peak of the run, beside the
+ *     extents sweep's);
  *   - per directory (a few percent of inodes), sorted by index: its first
  *     entry's directory and name (for paths) and the subdirectories
  *     counted in it.
  * What the inode itself says (nlink, sizes, sector counts, "..") is not
- * kept: the last check reads the inodes btree again, side by side with the
- * extents btree, both in key order; the extent check looks up the inode of
- * each file with data.  Where a file is named is not kept either: when a
- * problem is reported with its path, the entries are searched for one
- * naming it (fsck_path()).
+ * kept, but for small sizes: the last check reads the inodes btree again,
+ * side by side with the extents btree, both in key order; the extent check
+ * looks up the inode of each file with data too big for its eof byte.
+ * Where a file is named is not kept either: when a problem is reported
+ * with its path, the entries are searched for one naming it (fsck_path()).
  *
  * Counts describe the filesystem as the repairs done so far left it: a
  * repair that adds or removes an entry or an inode updates them.
@@ -41,6 +46,9 @@
 #define FSCK_I_ORPHAN	0x10U	/* on the orphan list */
 #define FSCK_I_LINKS_SHIFT 5	/* entries naming it; FSCK_LINKS_BIG: in big */
 #define FSCK_LINKS_BIG	7U
+
+/* fs_check.eof[]: sectors of the size, rounded up, or this: the inode has it */
+#define FSCK_EOF_BIG	255U
 
 struct fsck_dir {
 	u64	ino;
@@ -68,6 +76,8 @@ struct fs_check {
 	struct fsck_layout lay;
 	struct ino_set set;
 	u8	*flags;		/* per index: FSCK_I_* */
+	u8	*eof;		/* per index: size in sectors or FSCK_EOF_BIG */
+	bool	eof_gone;	/* the extent check is done with eof[]: freed */
 	struct link_table big;	/* link counts of FSCK_LINKS_BIG and more */
 	size_t	nr, cap;	/* indices in use, allocated */
 	struct fsck_dir *dirs;
@@ -100,8 +110,8 @@ struct fsck_dir *fsck_dir(struct fs_check *fc, size_t idx);
 /* the directory record of directory @ino, NULL if @ino is not a known directory */
 struct fsck_dir *fsck_find_dir(struct fs_check *fc, u64 ino);
 
-/* add inode @ino of @mode (no entries yet) at the next index, stored in *idx */
-int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, size_t *idx);
+/* add inode @ino of @mode and @size (no entries yet) at the next index, stored in *idx */
+int fsck_add_ino(struct fs_check *fc, u64 ino, u32 mode, u64 size, size_t *idx);
 
 /* the entries naming the inode at @idx */
 u32 fsck_links(const struct fs_check *fc, size_t idx);
@@ -134,8 +144,9 @@ static inline bool fsck_inode_key(const struct bfs_bkey *k)
 
 /*
  * A cursor over the inodes btree for a sweep in inode order of another
- * btree (the extents'): holds a copy of the inode last asked for, so that
- * the many keys of one inode cost one lookup.
+ * btree (the extents', for files too big for fs_check.eof[]): holds a copy
+ * of the inode last asked for, so that the many keys of one inode cost one
+ * lookup.
  */
 struct fsck_inode_cur {
 	struct bfs_btree_iter it;
@@ -163,6 +174,8 @@ int fsck_inode_update(struct fs_check *fc, u64 ino, void (*fn)(struct bfs_ns_ino
 void fsck_set_size(struct bfs_ns_inode *i, u64 size);
 /* the mode of @ino as stored, for messages (0 if it cannot be read) */
 u32 fsck_stored_mode(struct fs_check *fc, u64 ino);
+/* free fs_check.eof[] (the extent check's alone: the check of counts does not pay for it) */
+void fsck_free_eof(struct fs_check *fc);
 /* free what the per-inode tables hold */
 void fsck_fs_check_free(struct fs_check *fc);
 

@@ -57,7 +57,7 @@ static int create(struct fs_check *fc)
 	ret = bfs_fs_mkdir(fc->fs, BFS_ROOT_INO, lf_name, LF_LEN, 0700, &root_creds, &st);
 	if (ret)
 		return ret;
-	ret = fsck_add_ino(fc, st.ino, st.mode, &idx);
+	ret = fsck_add_ino(fc, st.ino, st.mode, st.size, &idx);
 	if (ret)
 		return ret;
 	fc->lf_ino = st.ino;

@@ -106,24 +106,41 @@ static bool dropped(struct fs_check *fc, enum bfs_problem_code code, int ret)
 	return !ret;
 }
 
-/* extent @k against its inode @i (NULL: there is none); true if it was dropped whole */
-static bool check_extent(struct fs_check *fc, const struct bfs_bkey *k,
-			 const struct fsck_inode_cur *i)
+/*
+ * What the extent check needs of an extent's inode: from pass 2's tables
+ * (type, size in sectors) for most files, from the inode for a big one.
+ */
+struct ext_inode {
+	bool	found;		/* false: there is no such inode */
+	u32	mode;
+	u64	eof;		/* sectors of the size rounded up to a block */
+};
+
+/* the size of @ino in bytes for a message (the tables hold sectors) */
+static u64 stored_size(struct fs_check *fc, u64 ino)
+{
+	struct bfs_inode_v v;
+
+	return fsck_inode_read(fc, ino, &v) ? 0 : le64_to_cpu(v.size);
+}
+
+/* extent @k against its inode @i; true if it was dropped whole */
+static bool check_extent(struct fs_check *fc, const struct bfs_bkey *k, const struct ext_inode *i)
 {
 	const struct bfs_extent_v *v = bfs_bkey_val(k);
 	u64 ino = le64_to_cpu(k->inode), start = bfs_bkey_start(k), end = le64_to_cpu(k->offset);
 	bool unwritten = v->flags & BFS_EXTENT_F_UNWRITTEN;
 	struct bfs_fsck_loc loc;
 	char why[160];
-	u64 eof, size;
+	u64 eof;
 
-	if (!i || !S_ISREG(le32_to_cpu(i->v.mode))) {
+	if (!i->found || !S_ISREG(i->mode)) {
 		loc = fsck_file_loc(fc, ino, start << BFS_SECTOR_SHIFT, k);
 		if (bfs_fix_problem_at(fc->f, PR_EXTENT_NO_INODE, &loc,
 				       "inode %llu (%s) bytes %llu..%llu: %s", (unsigned long long)ino,
 				       loc.path, (unsigned long long)start << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT,
-				       i ? "not a regular file" : "no such inode"))
+				       i->found ? "not a regular file" : "no such inode"))
 			return dropped(fc, PR_EXTENT_NO_INODE, fsck_drop_extent(fc, k));
 		return false;
 	}
@@ -136,8 +153,7 @@ static bool check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 			return dropped(fc, PR_EXTENT_PTR_BAD, fsck_drop_extent(fc, k));
 		return false;
 	}
-	size = le64_to_cpu(i->v.size);
-	eof = eof_sectors(fc, size);
+	eof = i->eof;
 	if (!unwritten && end > eof) {
 		u64 from = BFS_MAX(start, eof);
 
@@ -147,11 +163,41 @@ static bool check_extent(struct fs_check *fc, const struct bfs_bkey *k,
 				       (unsigned long long)ino, loc.path,
 				       (unsigned long long)from << BFS_SECTOR_SHIFT,
 				       (unsigned long long)end << BFS_SECTOR_SHIFT,
-				       (unsigned long long)size))
+				       (unsigned long long)stored_size(fc, ino)))
 			return dropped(fc, PR_EXTENT_PAST_EOF, fsck_drop_range(fc, k, from, end)) &&
 			       from == start;
 	}
 	return false;
+}
+
+/*
+ * The inode of @ino for the extent check: a file whose size the tables
+ * hold needs no read; a big one is read with @cur (in inode order, one
+ * lookup per inode): a tree of small files reads no inodes leaf here
+ */
+static int ext_inode(struct fs_check *fc, struct fsck_inode_cur *cur, u64 ino,
+		     struct ext_inode *i)
+{
+	size_t idx;
+	int ret;
+
+	i->found = fsck_find(fc, ino, &idx);
+	if (!i->found)
+		return 0;
+	i->mode = fsck_type(fc, idx);
+	if (!S_ISREG(i->mode))
+		return 0;
+	if (fc->eof[idx] < FSCK_EOF_BIG) {
+		i->eof = eof_sectors(fc, (u64)fc->eof[idx] << BFS_SECTOR_SHIFT);
+		return 0;
+	}
+	ret = fsck_icur_seek(cur, ino);
+	if (ret)
+		return ret;
+	i->found = cur->valid;
+	i->mode = le32_to_cpu(cur->v.mode);
+	i->eof = eof_sectors(fc, le64_to_cpu(cur->v.size));
+	return 0;
 }
 
 void fsck_set_size(struct bfs_ns_inode *i, u64 size)
@@ -179,13 +225,16 @@ void fsck_check_size(struct fs_check *fc, u64 ino, const struct bfs_inode_v *v, 
 		fsck_repair(fc, PR_INODE_SIZE_BAD, fsck_inode_update(fc, ino, fsck_set_size, size));
 }
 
-/* every extent against its inode (looked up once per inode with data) */
+/* every extent against its inode (looked up once per big file with data) */
 int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct bfs_bkey *k),
 		       void *ctx)
 {
 	struct fsck_inode_cur cur;
+	struct ext_inode i = { 0 };
 	struct bfs_btree_iter it;
 	const struct bfs_bkey *k;
+	u64 last = 0;
+	bool have = false;	/* @i holds inode @last */
 	int ret;
 
 	/* repairs commit while the iterators are between keys: allowed (btree.h) */
@@ -198,17 +247,22 @@ int fsck_check_extents(struct fs_check *fc, void (*each)(void *ctx, const struct
 		fsck_sweep_progress(fc, ino);
 		if (k->type != BFS_KEY_EXTENT)
 			continue;
-		ret = fsck_icur_seek(&cur, ino);
-		if (ret)
-			break;
+		if (!have || ino != last) {
+			ret = ext_inode(fc, &cur, ino, &i);
+			if (ret)
+				break;
+			last = ino;
+			have = true;
+		}
 		/* a drop changes the leaf under @k; what it trimmed still points where it did */
 		if (each && bfs_bkey_bytes(k) <= sizeof(copy))
 			ek = memcpy(copy, k, bfs_bkey_bytes(k));
-		if (!check_extent(fc, k, cur.valid ? &cur : NULL) && each)
+		if (!check_extent(fc, k, &i) && each)
 			each(ctx, ek);
 	}
 	bfs_btree_iter_exit(&it);
 	fsck_icur_exit(&cur);
+	fsck_free_eof(fc);
 	fsck_sweep_done(fc);
 	return ret;
 }

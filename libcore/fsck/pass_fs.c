@@ -53,7 +53,7 @@ static int collect(struct fs_check *fc, struct orphans *o, const struct bfs_bkey
 		return fsck_u64_push(&o->ino, &o->nr, &o->cap, le64_to_cpu(k->offset));
 	if (!fsck_inode_key(k))
 		return 0;
-	ret = fsck_add_ino(fc, ino, le32_to_cpu(v->mode), &idx);
+	ret = fsck_add_ino(fc, ino, le32_to_cpu(v->mode), le64_to_cpu(v->size), &idx);
 	if (ret)
 		return ret;
 	while (o->next < o->nr && o->ino[o->next] < ino)

@@ -489,6 +489,77 @@ START_TEST(test_size_flipped)
 }
 END_TEST
 
+/* set the size of inode @ino as stored (no extent is touched) */
+static void set_stored_size(struct bfs_core *c, u64 ino, u64 size)
+{
+	u64 buf[BFS_BKEY_U64S + BFS_INODE_V_U64S + 8];
+	struct bfs_bkey *k = (void *)buf;
+	struct bfs_inode_v *v = bfs_bkey_val(k);
+
+	ck_assert_int_eq(bfs_btree_lookup(c, BFS_BTREE_INODES, BFS_POS(ino, 0, 0), buf, sizeof(buf)),
+			 0);
+	v->size = cpu_to_le64(size);
+	ck_assert_int_eq(bfs_btree_insert(c, BFS_BTREE_INODES, k), 0);
+}
+
+/*
+ * Data past the size, for sizes pass 2's tables hold (up to 254 sectors)
+ * and bigger ones (read from the inode): each file's data is cut at its
+ * size rounded up to a block, the rest kept.
+ */
+START_TEST(test_past_eof_sizes)
+{
+	static const struct { size_t len; u64 size; } f[] = {
+		{ 40000, 20000 },	/* small: the tables' size */
+		{ 140000, 254 * 512 },	/* the largest the tables hold */
+		{ 140000, 254 * 512 + 1 },	/* the smallest read from the inode */
+		{ 300000, 200000 },	/* big */
+		{ 8192, 8192 },		/* fine */
+	};
+	struct bfs_dev *dev = mkfs(BFS_CSUM_XXH3);
+	struct bfs_fs *fs = fs_open(dev);
+	u64 ino[5], bs = le32_to_cpu(bfs_core_sb(bfs_fs_core(fs))->block_size);
+	char name[8];
+	struct seen s;
+	unsigned i, j, nr = 0;
+
+	for (i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "f%u", i);
+		ino[i] = mkfile(fs, BFS_ROOT_INO, name, i + 1, f[i].len);
+		set_stored_size(bfs_fs_core(fs), ino[i], f[i].size);
+	}
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+
+	ck_assert_int_eq(run_fsck(dev, BFS_FSCK_MODE_YES, false, &s), BFS_FSCK_CORRECTED);
+	for (i = 0; i < 5; i++) {
+		u64 cut = BFS_ROUND_UP(f[i].size, bs);
+		bool found = false;
+
+		for (j = 0; j < s.nr; j++) {
+			if (s.r[j].code != PR_EXTENT_PAST_EOF || s.r[j].inode != ino[i])
+				continue;
+			/* one report an extent: the first where the size ends */
+			if (found)
+				ck_assert_uint_gt(s.r[j].offset, cut);
+			else
+				ck_assert_uint_eq(s.r[j].offset, cut);
+			nr += !found;
+			found = true;
+			ck_assert(s.r[j].fixed);
+		}
+		ck_assert_msg(found == (cut < f[i].len), "file %u: past-the-end data %sreported", i,
+			      found ? "" : "not ");
+	}
+	ck_assert_uint_eq(nr, 4);
+	check_clean(dev);
+	fs = fs_open(dev);
+	for (i = 0; i < 5; i++)
+		check_file(fs, ino[i], i + 1, f[i].size, 0, 0);
+	ck_assert_int_eq(bfs_fs_close(fs), 0);
+	bfs_dev_close(dev);
+}
+END_TEST
+
 /* ---- random damage to what pass 2 checks: fsck -y converges, nothing unreported is lost ---- */
 
 #define RND_FILES	8
@@ -1054,6 +1125,7 @@ static Suite *fsck_fs_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_stale_extent);
+	tcase_add_test(tc, test_past_eof_sizes);
 	tcase_add_test(tc, test_no_writes);
 	tcase_add_test(tc, test_lost_found_recreated);
 	tcase_add_test(tc, test_lost_found_reattached);
