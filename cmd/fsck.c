@@ -199,18 +199,36 @@ static int parse_answer(const char *s)
 
 /*
  * poll(2) returns on a signal even under SA_RESTART, which fgets() would
- * not: ^C at the prompt cancels.  A terminal hands over one line a read,
- * so nothing waits in stdio's buffer meanwhile.  False when cancelled.
+ * not: ^C at the prompt cancels.  SIGINT and SIGTERM stay blocked between
+ * the look at the flag and the wait, and ppoll() lets them in only while it
+ * waits, so a ^C typed the moment the prompt appears is not lost in between
+ * (it would leave poll() waiting for a line that never comes).  A terminal
+ * hands over one line a read, so nothing waits in stdio's buffer meanwhile.
+ * libcore's threads block signals (bfs_thread_create()), so the signal
+ * comes to this thread; the wait still looks at the flag every quarter
+ * second in case a thread of some library took it.  False when cancelled.
  */
 static bool wait_for_answer(void)
 {
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	const struct timespec recheck = { .tv_sec = 0, .tv_nsec = 250 * 1000 * 1000 };
+	sigset_t block, old;
+	bool answered = false;
+	int r;
 
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	while (!cancel_requested) {
-		if (poll(&p, 1, -1) > 0 || errno != EINTR)
-			return true;
+		r = ppoll(&p, 1, &recheck, &old);
+		if (r > 0 || (r < 0 && errno != EINTR)) {
+			answered = true;
+			break;
+		}
 	}
-	return false;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return answered;
 }
 
 static bool ask_tty(void *ctx, const char *prompt)

@@ -12,6 +12,7 @@
 #include <malloc.h>
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -172,9 +173,23 @@ static inline int bfs_cond_timedwait(bfs_cond *c, bfs_mutex *m, u64 timeout_ns)
 	return -pthread_cond_timedwait(c, m, &ts);
 }
 
+/*
+ * libcore's threads (journal flusher, commit, readahead, checkpoint) are
+ * background workers, as kernel threads are: they start with every signal
+ * blocked, so a signal sent to the process (^C, SIGTERM) reaches the
+ * application's own thread, which is the one waiting for it, and never
+ * runs its handler on a worker while the main thread sleeps on in poll().
+ */
 static inline int bfs_thread_create(bfs_thread *t, void *(*fn)(void *), void *arg)
 {
-	return -pthread_create(t, NULL, fn, arg);
+	sigset_t all, old;
+	int ret;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
 }
 static inline void bfs_thread_join(bfs_thread t) { pthread_join(t, NULL); }
 

@@ -11,7 +11,8 @@ if pid == 0:
     os.execvp(cmd[0], cmd)
 seen, asked = b"", 0
 while True:
-    if not select.select([fd], [], [], 30)[0]:
+    if not select.select([fd], [], [], 60)[0]:
+        open("pty.out", "wb").write(seen.replace(b"\r\n", b"\n"))
         sys.exit("timed out; the terminal showed:\n" + seen.decode(errors="replace"))
     try:
         data = os.read(fd, 4096)
