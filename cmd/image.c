@@ -12,6 +12,7 @@
  */
 #include "cmd.h"
 #include "output.h"
+#include "progress.h"
 
 #include <bfs/image.h>
 #include <bfs/os.h>
@@ -40,35 +41,29 @@ struct image_args {
 	int progress_fd;		/* -C FD, or -1 */
 };
 
-/* ---- progress: a terminal line, or e2fsck-style "pass done total device" lines ---- */
-
+/*
+ * progress (cmd/progress.c): e2fsck-style "PASS DONE TOTAL DEVICE" lines on
+ * -C FD, else a bar on a terminal; pass 1 is a dump, pass 2 a restore
+ */
 struct progress {
-	const char *what, *device;
-	int pass, fd;
-	bool tty;
-	unsigned last;			/* permille last shown */
+	struct bfs_progress bar;
+	unsigned pass;
+	const char *name;
 };
+
+static void progress_start(struct progress *p, const struct image_args *a, unsigned pass,
+			   const char *name, const char *device)
+{
+	p->pass = pass;
+	p->name = name;
+	bfs_progress_init_cmd(&p->bar, a->progress_fd, device);
+}
 
 static void progress_fn(void *ctx, u64 done, u64 total)
 {
 	struct progress *p = ctx;
-	unsigned pm = total ? (unsigned)(BFS_MIN(done, total) * 1000 / total) : 0;
 
-	if (pm == p->last)
-		return;
-	p->last = pm;
-	if (p->fd >= 0)
-		dprintf(p->fd, "%d %llu %llu %s\n", p->pass,
-			(unsigned long long)(total ? BFS_MIN(done, total) : done),
-			(unsigned long long)total, p->device);
-	if (p->tty)
-		fprintf(stderr, "\r%s: %3u.%u%%", p->what, pm / 10, pm % 10);
-}
-
-static void progress_done(struct progress *p)
-{
-	if (p->tty && p->last != ~0U)
-		fprintf(stderr, "\r%*s\r", 40, "");
+	bfs_progress_update(&p->bar, p->pass, p->name, done, total);
 }
 
 static int parse_args(const struct bfs_cmd *cmd, int argc, char **argv, struct image_args *a)
@@ -117,8 +112,7 @@ static int write_file(void *ctx, const void *buf, size_t len)
 static int do_dump(const struct bfs_cmd *cmd, const struct image_args *a, const char *path)
 {
 	struct bfs_image_stats st;
-	struct progress p = { .what = "dumping", .device = path, .pass = 1, .fd = a->progress_fd,
-			      .last = ~0U };
+	struct progress p = { 0 };
 	struct bfs_image_dump_opts o = {
 		.obfuscate = a->obfuscate,
 		.data = a->data,
@@ -159,8 +153,9 @@ static int do_dump(const struct bfs_cmd *cmd, const struct image_args *a, const 
 			bfs_dev_close(dev);
 			return bfs_cmd_error(cmd, "cannot create '%s': %s", a->output, strerror(errno));
 		}
-		p.tty = bfs_progress_enabled();
 	}
+	/* a dump written to standard output is never a terminal (refused above): no bar there */
+	progress_start(&p, a, 1, "dumping", path);
 	o.write_ctx = out;
 	ret = bfs_image_dump(dev, &o, &st, err);
 	bfs_dev_close(dev);
@@ -172,7 +167,7 @@ static int do_dump(const struct bfs_cmd *cmd, const struct image_args *a, const 
 		ret = -EIO;
 		snprintf(err, sizeof(err), "cannot write '%s': %s", a->output, strerror(errno));
 	}
-	progress_done(&p);
+	bfs_progress_done(&p.bar);
 	if (ret) {
 		if (to_file)
 			remove(a->output);
@@ -332,8 +327,7 @@ open:
 static int do_restore(const struct bfs_cmd *cmd, const struct image_args *a, const char *file,
 		      const char *target)
 {
-	struct progress p = { .what = "restoring", .device = target, .pass = 2,
-			      .fd = a->progress_fd, .tty = bfs_progress_enabled(), .last = ~0U };
+	struct progress p = { 0 };
 	struct bfs_image_reader *r;
 	struct bfs_image_stats st;
 	struct bfs_dev *dev;
@@ -351,10 +345,11 @@ static int do_restore(const struct bfs_cmd *cmd, const struct image_args *a, con
 		close_dump(f, r);
 		return ret;
 	}
+	progress_start(&p, a, 2, "restoring", target);
 	ret = bfs_image_restore(r, dev, f == stdin ? 0 : file_size(f), progress_fn, &p, &st, err);
 	bfs_dev_close(dev);
 	close_dump(f, r);
-	progress_done(&p);
+	bfs_progress_done(&p.bar);
 	if (ret && created) {
 		/* a half-restored image is worse than none: it was ours, remove it */
 		remove(target);

@@ -22,14 +22,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static const struct bfs_opt migrate_opts[] = {
 	BFS_OPT("dry-run", 'n', 0, NULL, "check and print the plan, write nothing"),
 	BFS_OPT("json", 0, 'j', NULL, "the plan as JSON (with --dry-run)"),
 	BFS_OPT("verbose", 'v', 0, NULL, "print the plan and e2fsck's report too"),
-	BFS_OPT("progress-fd", 'C', 0, "FD", "write progress lines (\"PHASE DONE TOTAL\") to FD"),
+	BFS_OPT("progress-fd", 'C', 0, "FD", "write progress lines (\"PASS DONE TOTAL DEVICE\") to FD"),
 	BFS_OPT("rollback", 0, 'R', NULL, "restore the ext filesystem from /" MIG_SAVED_DIR "/"
 		MIG_SAVED_IMAGE),
 	{ 0 }
@@ -39,6 +38,7 @@ int mig_error(struct mig *m, const char *fmt, ...)
 {
 	va_list ap;
 
+	bfs_progress_clear(&m->progress);
 	fprintf(stderr, "bfs %s: ", m->cmd->name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -47,23 +47,11 @@ int mig_error(struct mig *m, const char *fmt, ...)
 	return BFS_EXIT_ERROR;
 }
 
-/* e2fsck -C style: "PHASE DONE TOTAL" lines on the fd, a counter on a terminal */
-void mig_progress(struct mig *m, const char *phase, u64 done, u64 total)
+void mig_progress(struct mig *m, enum mig_pass pass, u64 done, u64 total)
 {
-	struct timespec ts;
-	u64 now;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (u64)ts.tv_sec * 10 + (u64)ts.tv_nsec / 100000000;
-	if (done != total && now == m->last_progress)
-		return;
-	m->last_progress = now;
-	if (m->progress_fd >= 0)
-		dprintf(m->progress_fd, "%s %llu %llu\n", phase, (unsigned long long)done,
-			(unsigned long long)total);
-	else if (bfs_progress_enabled())
-		fprintf(stderr, "\r%s: %llu/%llu%s", phase, (unsigned long long)done,
-			(unsigned long long)total, done == total ? "\n" : "");
+	bfs_progress_update(&m->progress, pass,
+			    pass == MIG_PASS_FILES ? "copying inodes" : "checking the saved image",
+			    done, total);
 }
 
 static int check_device(struct mig *m)
@@ -189,6 +177,8 @@ static void log_hook(enum bfs_log_level level, const char *msg, void *ctx)
 {
 	struct mig *m = ctx;
 
+	if (m)
+		bfs_progress_clear(&m->progress);
 	if (level == BFS_LOG_ERR || level == BFS_LOG_WARN || (m && m->verbose))
 		fprintf(stderr, "bfs %s: %s%s\n", m ? m->cmd->name : "migrate",
 			level == BFS_LOG_WARN ? "warning: " : "", msg);
@@ -231,6 +221,7 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 	if (m.json && !m.dry_run)
 		return bfs_cmd_usage_error(cmd, "--json prints the plan: it goes with --dry-run");
 	m.path = argv[optind];
+	bfs_progress_init_cmd(&m.progress, m.progress_fd, m.path);
 	bfs_log_set_hook(log_hook, &m);
 
 	if (m.rollback) {
@@ -240,6 +231,7 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 					: open_device(&m, true);
 		if (!ret)
 			ret = mig_rollback(&m);
+		bfs_progress_done(&m.progress);
 	} else {
 		ret = refusals(&m);
 		if (!ret)
@@ -252,6 +244,7 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 			ret = test_hooks(&m);
 			if (!ret)
 				ret = convert(&m);
+			bfs_progress_done(&m.progress);
 			if (!ret)
 				printf("converted '%s' to bfs; the ext filesystem is saved in /%s/%s "
 				       "(bfs migrate --rollback restores it)\n", m.path,

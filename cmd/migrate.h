@@ -27,6 +27,7 @@
 #include <bfs/super.h>
 
 #include "cmd.h"
+#include "progress.h"
 
 /* where the saved image lives in the new filesystem */
 #define MIG_SAVED_DIR		"ext2_saved"
@@ -63,14 +64,20 @@ struct mig {
 	struct bfs_fs *fs;
 	u64	*ino_map;		/* ext inode -> bfs inode, 0 = not yet */
 	u64	done_inodes;
-	u64	last_progress;
+	struct bfs_progress progress;	/* -C FD lines, or a bar on a terminal */
+};
+
+/* the passes of the progress lines ("PASS DONE TOTAL DEVICE", as e2fsck -C) */
+enum mig_pass {
+	MIG_PASS_FILES = 1,	/* conversion: inodes copied of the ext inodes in use */
+	MIG_PASS_VERIFY = 2,	/* rollback: saved-image extents checked and copied */
 };
 
 /* print "bfs migrate: ..." and return BFS_EXIT_ERROR */
 int mig_error(struct mig *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* an ext2fs error code as text */
 const char *mig_ext_strerror(errcode_t err);
-void mig_progress(struct mig *m, const char *phase, u64 done, u64 total);
+void mig_progress(struct mig *m, enum mig_pass pass, u64 done, u64 total);
 
 int mig_ext_open(struct mig *m);
 int mig_ext_check(struct mig *m);

@@ -152,7 +152,7 @@ static int verify_and_collect(struct rb *r)
 			else if (off >= r->tail_start)
 				memcpy(r->tail + (off - r->tail_start), buf, n);
 		}
-		mig_progress(m, "verify", i + 1, r->nr);
+		mig_progress(m, MIG_PASS_VERIFY, i + 1, r->nr);
 	}
 	free(buf);
 	return ret;
@@ -230,6 +230,7 @@ int mig_rollback(struct mig *m)
 	m->fs = NULL;
 	if (!ret)
 		ret = write_back(&r);
+	bfs_progress_done(&m->progress);
 	if (!ret)
 		printf("restored the ext filesystem on '%s'; everything written to bfs since the "
 		       "conversion is gone\n", m->path);

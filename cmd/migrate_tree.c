@@ -455,7 +455,7 @@ static int convert(struct mig *m, ext2_ino_t ino, u64 parent, const char *name, 
 	}
 	m->ino_map[ino] = bino;
 	m->done_inodes++;
-	mig_progress(m, "files", m->done_inodes, m->nr_inodes);
+	mig_progress(m, MIG_PASS_FILES, m->done_inodes, m->nr_inodes);
 	ret = owner_mode(m, bino, &inode);
 	if (ret)
 		mig_error(m, "'%.*s' (inode %u): cannot set owner and mode: %s", (int)len, name,

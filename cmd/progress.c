@@ -59,6 +59,14 @@ void bfs_progress_init_lines(struct bfs_progress *p, int fd, const char *label)
 				    .kind = fd >= 0 ? BFS_PROGRESS_LINES : BFS_PROGRESS_OFF };
 }
 
+void bfs_progress_init_cmd(struct bfs_progress *p, int fd, const char *label)
+{
+	if (fd >= 0)
+		bfs_progress_init_lines(p, fd, label);
+	else
+		bfs_progress_init_bar(p, STDOUT_FILENO, label);
+}
+
 static void draw_bar(struct bfs_progress *p, const char *name, unsigned permille)
 {
 	char line[512], bar[BAR_WIDTH + 1];

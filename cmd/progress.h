@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Progress of a long operation, for every command (fsck's passes, format's
- * discard, migrate, image dumps).  Two forms, as e2fsck's -C:
+ * discard, resize, migrate, image dumps and restores): one drawing of the
+ * bar and one line format, whatever the command.  Two forms, as e2fsck's -C:
  *
  *   bar    one line redrawn in place on a terminal,
  *          "LABEL: NAME |=======        | 42.0%", at most ten times a
@@ -42,6 +43,12 @@ struct bfs_progress {
 	size_t	drawn_len;	/* bar: characters on the line now (0: erased) */
 };
 
+/*
+ * What -C FD means for the commands that take it besides fsck (migrate,
+ * image): lines on @fd when it was given (>= 0); without it (-1) a bar on
+ * standard output when that is a terminal and $BFS_NO_PROGRESS is unset.
+ */
+void bfs_progress_init_cmd(struct bfs_progress *p, int fd, const char *label);
 /* a bar on @fd if it is a terminal and $BFS_NO_PROGRESS is unset; else off */
 void bfs_progress_init_bar(struct bfs_progress *p, int fd, const char *label);
 /* machine-readable lines on @fd; ignores SIGPIPE from then on (a closed reader stops them) */

@@ -135,6 +135,9 @@ int bfs_image_restore(struct bfs_image_reader *r, struct bfs_dev *dev, u64 total
 		ret = put_err(dev, &h.e[i], err);
 	if (!ret)
 		ret = flush_err(dev, err);
+	/* the trailer and the superblocks held to the end are the last of it: all done */
+	if (!ret && progress)
+		progress(ctx, total, total);
 out:
 	held_free(&h);
 	return ret;

@@ -122,6 +122,16 @@ expect_ok "$BFS" format --force --discard --size 8G dz.img
 lacks out "discarding"
 rm -f dz.img
 
+note "the same bar: image dump and restore on a terminal; -C FD lines instead"
+onpty "" "$BFS" image dump -o clean.dump clean.img || { cat pty.out; fail "image dump on a terminal"; }
+grep -q 'clean.img: dumping |=*| 100.0%' pty.out || { cat -A pty.out; fail "no dump bar"; }
+onpty "" "$BFS" image restore clean.dump back.img || { cat pty.out; fail "image restore on a terminal"; }
+grep -q 'back.img: restoring |=*| 100.0%' pty.out || { cat -A pty.out; fail "no restore bar"; }
+onpty "" "$BFS" image dump -f -o clean.dump -C 3 clean.img 3>lines || fail "image dump -C 3"
+! grep -q '|' pty.out || { cat -A pty.out; fail "a bar with -C FD"; }
+tail -n 1 lines | grep -Eq '^1 ([0-9]+) \1 clean.img$' || { tail -n 2 lines; fail "no dump lines"; }
+rm -f clean.dump back.img lines
+
 note "--json: problems with codes and decisions, counts, exit code"
 expect_rc 4 "$BFS" fsck -n --json d.img
 json_ok out

@@ -74,8 +74,10 @@ variant() {
 	[ "$(used_digest "$name.img")" = "$digest" ] || fail "$name: --dry-run changed the image"
 	"$BFS" migrate -C 3 "$name.img" >out 2>err 3>progress || { cat err; fail "migrate $name"; }
 	contains out "converted '$name.img' to bfs"
-	# e2fsck -C style lines, the last one complete
-	tail -1 progress | grep -Eq '^files ([0-9]+) \1$' || { tail -3 progress; fail "$name: no progress"; }
+	# e2fsck -C style lines ("PASS DONE TOTAL DEVICE", cmd/progress.c), never
+	# past the total, the last one complete
+	awk '$1 != 1 || $2 > $3 { exit 1 }' progress || { tail -3 progress; fail "$name: bad progress line"; }
+	tail -1 progress | grep -Eq "^1 ([0-9]+) \\1 $name.img\$" || { tail -3 progress; fail "$name: no progress"; }
 	expect_ok "$BFS" fsck -n "$name.img"
 	bfs_manifest "$name.img" "$name.bfs"
 	diff "$name.ext" "$name.bfs" >diff.out || { head -40 diff.out; fail "$name: bfs differs from ext"; }
@@ -92,7 +94,9 @@ variant() {
 		fi ;;
 	esac
 	e2fsck -fn "$name.img" >/dev/null 2>&1 && fail "$name: still an ext filesystem after migrate"
-	expect_ok "$BFS" migrate --rollback "$name.img"
+	"$BFS" migrate --rollback -C 3 "$name.img" >out 2>err 3>progress || { cat err; fail "rollback $name"; }
+	contains out "restored the ext filesystem on '$name.img'"
+	tail -1 progress | grep -Eq "^2 ([0-9]+) \\1 $name.img\$" || { tail -3 progress; fail "$name: no rollback progress"; }
 	expect_ok e2fsck -fn "$name.img"
 	# every used block (metadata and data) as before: the same files, byte for byte
 	[ "$(used_digest "$name.img")" = "$digest" ] || fail "$name: rollback did not restore every used block"
