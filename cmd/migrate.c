@@ -232,6 +232,9 @@ static int cmd_migrate(const struct bfs_cmd *cmd, int argc, char **argv)
 		if (!ret)
 			ret = mig_rollback(&m);
 		bfs_progress_done(&m.progress);
+		if (!ret)
+			printf("restored the ext filesystem on '%s'; everything written to bfs since "
+			       "the conversion is gone\n", m.path);
 	} else {
 		ret = refusals(&m);
 		if (!ret)

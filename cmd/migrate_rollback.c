@@ -230,10 +230,6 @@ int mig_rollback(struct mig *m)
 	m->fs = NULL;
 	if (!ret)
 		ret = write_back(&r);
-	bfs_progress_done(&m->progress);
-	if (!ret)
-		printf("restored the ext filesystem on '%s'; everything written to bfs since the "
-		       "conversion is gone\n", m->path);
 	free(r.e);
 	free(r.head);
 	free(r.tail);
